@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Make the repository importable as ``ansible_collections.oci_gpu.cluster``.
+
+The collection lives at the repository root; tests import it by its real
+namespace through a symlink tree under ``build/collections``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+COLLECTIONS = REPO / "build" / "collections"
+_link = COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
+if not _link.exists():
+    _link.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.symlink(REPO, _link)
+    except FileExistsError:  # another xdist worker or a concurrent run won the race
+        pass
+if str(COLLECTIONS) not in sys.path:
+    sys.path.insert(0, str(COLLECTIONS))
