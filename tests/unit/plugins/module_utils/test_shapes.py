@@ -1,0 +1,92 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The collection's shape table agrees with the sourced research file and answers lookups."""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+
+SHAPES_JSON = Path("/work/shared/data/oci_gpu_shapes.json")
+MODULE = Path(_shapes.__file__)
+
+
+def _research() -> dict:
+    if not SHAPES_JSON.exists():
+        pytest.skip(f"research file {SHAPES_JSON} is not on this machine; table cannot be cross-checked")
+    data = json.loads(SHAPES_JSON.read_text())
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def test_table_covers_every_researched_shape() -> None:
+    assert set(_shapes.SHAPES) == set(_research())
+
+
+@pytest.mark.parametrize(
+    "field,path",
+    [
+        ("gpu_vendor", ("gpu_vendor",)),
+        ("gpu_model", ("gpu_model",)),
+        ("gpu_memory_gb", ("gpu_memory_gb",)),
+        ("sockets", ("sockets",)),
+        ("cores_per_socket", ("cores_per_socket",)),
+        ("threads_per_core", ("threads_per_core",)),
+        ("nvme_size_gb", ("local_nvme", "size_gb")),
+        ("rdma_speed_gbps", ("rdma_nics", "speed_gbps")),
+    ],
+)
+def test_field_matches_research(field: str, path: tuple) -> None:
+    for name, row in _research().items():
+        value = row
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        assert _shapes.SHAPES[name][field] == value, (name, field)
+
+
+def test_counts_and_sizes_match_research() -> None:
+    for name, row in _research().items():
+        ours = _shapes.SHAPES[name]
+        assert ours["gpu_count"] == (row["gpu_count"] or 0), name
+        nvme = row.get("local_nvme")
+        assert ours["nvme_count"] == (nvme["count"] if nvme else None), name
+        rdma = row.get("rdma_nics")
+        assert ours["rdma_nic_count"] == (rdma["count"] if rdma else None), name
+        assert list(ours["rdma_hca_names"]) == list((rdma or {}).get("hca_names") or []), name
+        if isinstance(row["ocpus"], dict):
+            assert ours["flex"] and ours["ocpus"] is None and ours["ocpus_max"] == row["ocpus"]["max"], name
+        else:
+            assert ours["ocpus"] == row["ocpus"] and ours["memory_gb"] == row["memory_gb"], name
+
+
+def test_lookups() -> None:
+    h100 = _shapes.shape_info("BM.GPU.H100.8")
+    assert h100 is not None
+    assert (h100["gpu_vendor"], h100["gpu_model"], h100["gpu_count"]) == ("nvidia", "h100", 8)
+    assert _shapes.gpu_count("BM.GPU.H100.8") == 8
+    assert _shapes.gpu_count("BM.GPU.MI300X.8") == 8
+    assert _shapes.gpu_count("VM.GPU.A10.1") == 1
+    assert _shapes.gpu_count("VM.Standard.E5.Flex") == 0
+    assert _shapes.gpu_count("BM.Standard.E5.192") == 0
+    assert _shapes.gpu_count("No.Such.Shape") == 0
+    assert _shapes.gpu_count(None) == 0
+    assert _shapes.shape_info("No.Such.Shape") is None
+    assert _shapes.gres_type("BM.GPU.H200.8") == "h200"
+    assert _shapes.gres_type("BM.Optimized3.36") is None
+    assert _shapes.is_gpu_shape("BM.GPU.Future.8") and not _shapes.is_gpu_shape("VM.Standard.E5.Flex")
+
+
+def test_shape_info_returns_a_copy() -> None:
+    row = _shapes.shape_info("BM.GPU.H100.8")
+    assert row is not None
+    row["gpu_count"] = 0
+    assert _shapes.gpu_count("BM.GPU.H100.8") == 8
+
+
+def test_module_parses_as_python38() -> None:
+    # Managed nodes may run Python 3.8: the module must parse with that grammar.
+    ast.parse(MODULE.read_text(), feature_version=(3, 8))
