@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Everything `make test` and `make demo` need on a fresh Debian 12 machine, as root:
+# Debian packages from tests/setup/apt-packages.txt, the pinned venv in .venv, and the
+# offline pip bootstrap stand-in for ansible-test. Idempotent: a second run changes nothing
+# and takes seconds.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+python=${PYTHON:-python3}
+venv="$repo/.venv"
+stamp_dir="$repo/build/stamps"
+mkdir -p "$stamp_dir"
+
+die() { echo "bootstrap: $*" >&2; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "run as root (it installs Debian packages)"
+
+# --- Debian packages --------------------------------------------------------------------
+mapfile -t pkgs < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' tests/setup/apt-packages.txt)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "bootstrap: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq || die "apt-get update failed: check the machine's apt sources"
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 \
+    || die "apt-get install failed for: ${missing[*]}"
+fi
+
+# --- Python venv with pinned tools --------------------------------------------------------
+"$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || die "$python is $("$python" -V 2>&1); Python 3.11 or newer is required"
+req_hash=$(sha256sum tests/requirements.txt | cut -c1-16)
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp_dir/venv" 2>/dev/null)" != "$req_hash" ]; then
+  echo "bootstrap: creating $venv from tests/requirements.txt"
+  [ -x "$venv/bin/python" ] || "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+  echo "$req_hash" > "$stamp_dir/venv"
+fi
+
+# --- ansible-test's pip bootstrap, offline -----------------------------------------------
+pip_ver=$("$venv/bin/python" - <<'PY'
+import re, ansible_test, pathlib
+src = pathlib.Path(ansible_test.__file__).parent / "_internal" / "python_requirements.py"
+print(re.search(r"pip='([0-9.]+)'", src.read_text()).group(1))
+PY
+)
+cache="$HOME/.ansible/test/cache"
+mkdir -p "$cache"
+install -m 0644 tests/setup/get_pip_standin.py "$cache/get_pip_${pip_ver//./_}.py"
+
+echo "bootstrap: ready (ansible-core $("$venv/bin/python" -c "import ansible.release as r; print(r.__version__)"))"
