@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Build the collection tarball, install it into an empty collections path (dependencies come
+# from the `ansible` package: Galaxy is not reachable) and check that ansible-doc shows every
+# plugin the repository has.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$repo"
+export PATH="$repo/.venv/bin:$PATH"
+out="$repo/build/dist"
+rm -rf "$out"
+mkdir -p "$out"
+ansible-galaxy collection build --force --output-path "$out" >/dev/null
+tarball=$(ls "$out"/oci_gpu-cluster-*.tar.gz)
+echo "build: $(basename "$tarball") ($(du -k "$tarball" | cut -f1) KiB)"
+
+# The tarball must not carry test-only or generated files.
+leaked=$(tar -tzf "$tarball" | grep -E '^(tests|molecule|\.venv|build|\.ci)/|__pycache__|\.pyc$' || true)
+[ -z "$leaked" ] || { echo "build: tarball carries test-only or generated files:"; echo "$leaked"; exit 1; }
+
+install_path=$(mktemp -d "${TMPDIR:-/tmp}/oci_gpu-install.XXXXXX")
+trap 'rm -rf "$install_path"' EXIT
+export ANSIBLE_COLLECTIONS_PATH="$install_path"
+export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH=true
+ansible-galaxy collection install --no-deps -p "$install_path" "$tarball" >/dev/null
+
+checked=0
+for type_dir in filter inventory modules lookup test callback connection; do
+  [ -d "plugins/$type_dir" ] || continue
+  case "$type_dir" in modules) type=module ;; *) type=$type_dir ;; esac
+  for f in "plugins/$type_dir"/*.py; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f" .py)
+    case "$name" in _*|__init__) continue ;; esac
+    ansible-doc -t "$type" "oci_gpu.cluster.$name" >/dev/null 2>"$install_path/err" || {
+      echo "build: ansible-doc -t $type oci_gpu.cluster.$name failed on the installed collection:"
+      cat "$install_path/err"; exit 1; }
+    checked=$((checked + 1))
+  done
+done
+for r in roles/*/; do
+  [ -d "$r" ] || continue
+  name=$(basename "$r")
+  case "$name" in _*) continue ;; esac
+  ansible-doc -t role "oci_gpu.cluster.$name" >/dev/null 2>"$install_path/err" || {
+    echo "build: ansible-doc -t role oci_gpu.cluster.$name failed:"; cat "$install_path/err"; exit 1; }
+  checked=$((checked + 1))
+done
+[ "$checked" -gt 0 ] || { echo "build: found no plugins or roles to check"; exit 1; }
+echo "build: installed into an empty collections path; ansible-doc shows all $checked plugins and roles"
