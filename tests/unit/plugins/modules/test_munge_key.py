@@ -1,0 +1,86 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.modules.munge_key import decode_key
+
+REPO = Path(__file__).resolve().parents[4]
+ANSIBLE = Path(sys.executable).with_name("ansible")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("not base64!", "not valid base64"),
+        (base64.b64encode(b"x" * 31).decode(), "decodes to 31 bytes"),
+        (base64.b64encode(b"x" * 1025).decode(), "decodes to 1025 bytes"),
+        ("QUJD", "decodes to 3 bytes"),
+    ],
+)
+def test_decode_key_refuses(text: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error) as info:
+        decode_key(text)
+    assert text not in str(info.value)
+
+
+def test_decode_key_ignores_whitespace() -> None:
+    raw = bytes(range(256)) * 4
+    text = base64.b64encode(raw).decode()
+    wrapped = "\n".join(text[i : i + 76] for i in range(0, len(text), 76))
+    assert decode_key(wrapped) == raw
+
+
+def run_module(args: str, *extra: str) -> tuple[dict, str]:
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
+    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
+    proc = subprocess.run(
+        [str(ANSIBLE), "localhost", "-c", "local", "-m", "oci_gpu.cluster.munge_key", "-a", args, *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    data = json.loads(proc.stdout[proc.stdout.index("{") :])
+    return data["plays"][0]["tasks"][0]["hosts"]["localhost"], proc.stdout + proc.stderr
+
+
+def test_module_writes_exact_bytes_idempotently_and_never_shows_the_key(tmp_path: Path) -> None:
+    raw = os.urandom(1024)
+    key = base64.b64encode(raw).decode()
+    path = tmp_path / "munge.key"
+    args = f"key={key} path={path} mode=0400"
+
+    result, out = run_module(args, "--check", "--diff", "-vvv")
+    assert result["changed"] is True and not path.exists()
+    assert key not in out and key[:40] not in out
+
+    result, out = run_module(args, "--diff", "-vvv")
+    assert result["changed"] is True and result["key_changed"] is True
+    assert path.read_bytes() == raw
+    assert oct(path.stat().st_mode & 0o777) == "0o400"
+    assert key not in out and key[:40] not in out
+
+    result, _ = run_module(args)
+    assert result["changed"] is False
+
+    path.chmod(0o644)
+    result, _ = run_module(args)
+    assert result["changed"] is True and result["key_changed"] is False
+    assert oct(path.stat().st_mode & 0o777) == "0o400"
+
+
+def test_module_fails_on_bad_key_without_quoting_it(tmp_path: Path) -> None:
+    bad = "c2hvcnQ="  # "short": 5 bytes
+    result, out = run_module(f"key={bad} path={tmp_path / 'k'}")
+    assert result.get("failed") is True
+    assert "decodes to 5 bytes" in result["msg"]
+    assert not (tmp_path / "k").exists()
