@@ -262,6 +262,20 @@ _NODE_RECORD_KEYS = (
     "threads_per_core",
     "weight",
 )
+# Names people reach for, mapped to the record field they mean (string distance alone would say gpus -> cpus).
+_NODE_FIELD_HINTS = {
+    "gpus": "gpu_count",
+    "gpu": "gpu_count",
+    "gres": "gpu_type/gpu_count",
+    "memory": "real_memory",
+    "mem": "real_memory",
+    "realmemory": "real_memory",
+    "cores": "cores_per_socket",
+    "threads": "threads_per_core",
+    "feature": "features",
+    "nodename": "name",
+    "nodeaddr": "address",
+}
 _PARTITION_RECORD_KEYS = ("default", "max_time", "name", "nodes", "options")
 _ACCOUNTING_KEYS = ("backup_host", "enforce", "host", "port")
 
@@ -548,9 +562,9 @@ class _Model:
             where = f"node '{name}'"
             unknown = sorted(set(rec) - set(_NODE_RECORD_KEYS), key=str)
             for key in unknown:
-                self.problems.append(
-                    f"{where}: unknown node field '{key}'{_suggest(str(key), _identity(_NODE_RECORD_KEYS))}"
-                )
+                hint = _NODE_FIELD_HINTS.get(str(key).lower())
+                suggestion = f" (did you mean '{hint}'?)" if hint else _suggest(str(key), _identity(_NODE_RECORD_KEYS))
+                self.problems.append(f"{where}: unknown node field '{key}'{suggestion}")
             names = self._expand(name.strip(), where)
             if names is None:
                 continue
