@@ -1,0 +1,255 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""What a Slurm configuration change needs, by Slurm major version: one table, pure functions.
+
+Public API
+----------
+``parse_version(text) -> tuple``
+    ``"slurm 22.05.8"`` / ``"slurm-wlm 24.11.5"`` / ``"24.11"`` -> ``(22, 5)`` / ``(24, 11)``.
+``behaviour(version) -> dict``
+    The row of :data:`VERSION_TABLE` in force for that version.
+``parse_slurm_conf(text) -> dict``
+    ``{"keys": {lower-key: value}, "nodes": {name: definition}, "partitions": {name: definition}}``.
+``change_plan(old_text, new_text, version, ...) -> dict``
+    Which daemons a change of ``slurm.conf`` / ``gres.conf`` / ``cgroup.conf`` /
+    ``slurmdbd.conf`` needs restarted, and whether ``scontrol reconfigure`` suffices.
+
+Facts the table encodes (Slurm's release notes and the slurm.conf man page of each release):
+
+* 22.05-23.02: ``scontrol reconfigure`` with a bad slurm.conf kills slurmctld (we validate the
+  candidate first). Adding or removing nodes needs slurmctld and every slurmd restarted.
+* 23.11-24.05: a bad config is refused by reconfigure and the old one keeps running; adding or
+  removing nodes still needs every daemon restarted.
+* 24.11+: adding or removing nodes takes effect with a reconfigure.
+* In every release some keys only take effect on a restart of slurmctld, and some need every
+  daemon restarted (``GresTypes``, ``SelectType``, ...). Running jobs survive restarts of
+  slurmctld and slurmd; a node vanishing from slurm.conf does not (NODE_FAIL), which is why the
+  role never drops nodes by accident.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
+
+__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_slurm_conf", "parse_version"]
+
+# Keys whose change needs a slurmctld restart (lower-case, as Slurm matches keys).
+_CTLD_RESTART = frozenset(
+    k.lower()
+    for k in (
+        "AccountingStorageEnforce",
+        "AccountingStorageHost",
+        "AccountingStoragePort",
+        "AccountingStorageType",
+        "AuthType",
+        "ClusterName",
+        "MaxJobCount",
+        "ProctrackType",
+        "SchedulerType",
+        "SlurmctldHost",
+        "SlurmctldParameters",
+        "SlurmctldPort",
+        "SlurmctldPidFile",
+        "SlurmUser",
+        "StateSaveLocation",
+    )
+)
+# Keys whose change needs slurmctld and every slurmd restarted.
+_ALL_RESTART = frozenset(
+    k.lower()
+    for k in (
+        "AuthType",
+        "CredType",
+        "GresTypes",
+        "JobAcctGatherType",
+        "MpiDefault",
+        "PrologFlags",
+        "ProctrackType",
+        "SelectType",
+        "SelectTypeParameters",
+        "SlurmdPort",
+        "SlurmdSpoolDir",
+        "SwitchType",
+        "TaskPlugin",
+        "TopologyPlugin",
+    )
+)
+
+# One row per release series where behaviour changes; a version uses the newest row <= it.
+VERSION_TABLE: tuple[dict[str, Any], ...] = (
+    {
+        "since": (22, 5),
+        "bad_config_kills_slurmctld": True,
+        "node_change": "restart",
+        "node_definition_change": "restart",
+    },
+    {
+        "since": (23, 11),
+        "bad_config_kills_slurmctld": False,
+        "node_change": "restart",
+        "node_definition_change": "restart",
+    },
+    {
+        "since": (24, 11),
+        "bad_config_kills_slurmctld": False,
+        "node_change": "reconfigure",
+        "node_definition_change": "reconfigure",
+    },
+)
+
+OLDEST_SUPPORTED = VERSION_TABLE[0]["since"]
+
+_VERSION_RE = re.compile(r"(\d+)\.(\d+)(?:\.\d+)?")
+
+
+def parse_version(text: Any) -> tuple[int, int]:
+    """Return (major, minor) from any Slurm version string; ValueError quotes what it got."""
+    if isinstance(text, (tuple, list)) and len(text) >= 2:
+        return int(text[0]), int(text[1])
+    match = _VERSION_RE.search(str(text))
+    if not match:
+        raise ValueError(f"cannot read a Slurm version from {text!r}")
+    return int(match.group(1)), int(match.group(2))
+
+
+def behaviour(version: Any) -> dict[str, Any]:
+    ver = parse_version(version)
+    if ver < OLDEST_SUPPORTED:
+        raise ValueError(
+            f"Slurm {ver[0]}.{ver[1]:02d} is older than the oldest supported release "
+            f"{OLDEST_SUPPORTED[0]}.{OLDEST_SUPPORTED[1]:02d}"
+        )
+    row = VERSION_TABLE[0]
+    for candidate in VERSION_TABLE:
+        if candidate["since"] <= ver:
+            row = candidate
+    return dict(row)
+
+
+def _logical_lines(text: str):
+    pending = ""
+    for raw in (text or "").splitlines():
+        line = raw.split("#", 1)[0].rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if line:
+            yield line
+    if pending.strip():
+        yield pending.strip()
+
+
+def parse_slurm_conf(text: str | None) -> dict[str, dict[str, str]]:
+    """Split slurm.conf text into top-level keys, node lines and partition lines."""
+    keys: dict[str, str] = {}
+    nodes: dict[str, str] = {}
+    partitions: dict[str, str] = {}
+    for line in _logical_lines(text or ""):
+        first, _, rest = line.partition(" ")
+        key, _, value = first.partition("=")
+        lower = key.lower()
+        if lower == "nodename":
+            nodes[value] = " ".join(sorted(rest.split()))
+        elif lower == "partitionname":
+            partitions[value] = " ".join(sorted(rest.split()))
+        elif lower == "slurmctldhost":
+            keys[lower] = (keys[lower] + "," + line.split("=", 1)[1]) if lower in keys else line.split("=", 1)[1]
+        else:
+            keys[lower] = line.split("=", 1)[1].strip() if "=" in line else ""
+    return {"keys": keys, "nodes": nodes, "partitions": partitions}
+
+
+def _expand_node_names(nodes: dict[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for expr, definition in nodes.items():
+        if expr.upper() == "DEFAULT":
+            continue
+        for name in expand(expr):
+            out[name] = definition
+    return out
+
+
+def change_plan(
+    old_text: str | None,
+    new_text: str,
+    version: Any,
+    gres_changed: bool = False,
+    cgroup_changed: bool = False,
+    dbd_changed: bool = False,
+) -> dict[str, Any]:
+    """Decide what a change needs: restarts per daemon, or a reconfigure.
+
+    ``old_text`` None/empty means a first install: daemons are simply started, nothing to plan.
+    Returns ``{"restart": [daemons], "reconfigure": bool, "reasons": [text], "added_nodes": [...],
+    "removed_nodes": [...]}`` with daemons among ``slurmdbd``, ``slurmctld``, ``slurmd``.
+    """
+    row = behaviour(version)
+    restart = set()
+    reasons = []
+    reconfigure = False
+    added: list = []
+    removed: list = []
+    if dbd_changed:
+        restart.add("slurmdbd")
+        reasons.append("slurmdbd.conf changed")
+    if old_text:
+        old = parse_slurm_conf(old_text)
+        new = parse_slurm_conf(new_text)
+        changed_keys = sorted(
+            k for k in set(old["keys"]) | set(new["keys"]) if old["keys"].get(k) != new["keys"].get(k)
+        )
+        for key in changed_keys:
+            if key in _ALL_RESTART:
+                restart.update(("slurmctld", "slurmd"))
+                reasons.append(f"{key} changed: slurmctld and every slurmd restart")
+            elif key in _CTLD_RESTART:
+                restart.add("slurmctld")
+                reasons.append(f"{key} changed: slurmctld restarts")
+            else:
+                reconfigure = True
+                reasons.append(f"{key} changed: reconfigure")
+        old_nodes = _expand_node_names(old["nodes"])
+        new_nodes = _expand_node_names(new["nodes"])
+        added = sorted(set(new_nodes) - set(old_nodes))
+        removed = sorted(set(old_nodes) - set(new_nodes))
+        redefined = sorted(n for n in set(old_nodes) & set(new_nodes) if old_nodes[n] != new_nodes[n])
+        if added or removed:
+            if row["node_change"] == "restart":
+                restart.update(("slurmctld", "slurmd"))
+                reasons.append("nodes added or removed: slurmctld and every slurmd restart before 24.11")
+            else:
+                reconfigure = True
+                reasons.append("nodes added or removed: reconfigure (24.11+)")
+        if redefined:
+            if row["node_definition_change"] == "restart":
+                restart.update(("slurmctld", "slurmd"))
+                reasons.append("node definitions changed: slurmctld and every slurmd restart before 24.11")
+            else:
+                reconfigure = True
+                reasons.append("node definitions changed: reconfigure (24.11+)")
+        if old["partitions"] != new["partitions"]:
+            reconfigure = True
+            reasons.append("partitions changed: reconfigure")
+    if gres_changed:
+        restart.add("slurmd")
+        reasons.append("gres.conf changed: slurmd restarts")
+    if cgroup_changed:
+        restart.add("slurmd")
+        reasons.append("cgroup.conf changed: slurmd restarts")
+    # A restart of slurmctld re-reads everything: a reconfigure on top would only repeat it.
+    if "slurmctld" in restart:
+        reconfigure = False
+    order = [d for d in ("slurmdbd", "slurmctld", "slurmd") if d in restart]
+    return {
+        "restart": order,
+        "reconfigure": reconfigure,
+        "reasons": reasons,
+        "added_nodes": added,
+        "removed_nodes": removed,
+        "bad_config_kills_slurmctld": row["bad_config_kills_slurmctld"],
+    }

@@ -1,0 +1,126 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+from __future__ import annotations
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
+    behaviour,
+    change_plan,
+    parse_slurm_conf,
+    parse_version,
+)
+
+BOTH = ["slurmctld", "slurmd"]
+BASE = """\
+ClusterName=lab
+SlurmctldHost=ctl
+GresTypes=gpu
+SelectType=select/cons_tres
+MaxJobCount=10000
+SlurmdTimeout=300
+NodeName=gpu[1-2] CPUs=2 RealMemory=1000 Gres=gpu:h100:8
+NodeName=cpu1 CPUs=2 RealMemory=1000
+PartitionName=gpu Nodes=ALL Default=YES
+"""
+
+
+def edit(text: str, old: str, new: str) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("slurm 22.05.8", (22, 5)),
+        ("slurm-wlm 24.11.5", (24, 11)),
+        ("25.05", (25, 5)),
+        ((23, 11), (23, 11)),
+    ],
+)
+def test_parse_version(text, expected) -> None:
+    assert parse_version(text) == expected
+
+
+def test_parse_version_refuses_garbage() -> None:
+    with pytest.raises(ValueError, match="'no version here'"):
+        parse_version("no version here")
+
+
+def test_behaviour_rows() -> None:
+    assert behaviour("22.05.8")["bad_config_kills_slurmctld"] is True
+    assert behaviour("23.02.7")["bad_config_kills_slurmctld"] is True
+    assert behaviour("23.11.1")["bad_config_kills_slurmctld"] is False
+    assert behaviour("24.05.4")["node_change"] == "restart"
+    assert behaviour("24.11.5")["node_change"] == "reconfigure"
+    assert behaviour("25.05.0")["node_change"] == "reconfigure"
+    with pytest.raises(ValueError, match=r"21\.08 is older"):
+        behaviour("21.08.8")
+
+
+def test_parse_slurm_conf_splits_keys_nodes_partitions() -> None:
+    conf = parse_slurm_conf(BASE + "# a comment\nSlurmctldHost=ctl2\n")
+    assert conf["keys"]["slurmctldhost"] == "ctl,ctl2"
+    assert conf["keys"]["grestypes"] == "gpu"
+    assert set(conf["nodes"]) == {"gpu[1-2]", "cpu1"}
+    assert set(conf["partitions"]) == {"gpu"}
+
+
+# (version, old, new, kwargs) -> (restart, reconfigure)
+CASES = [
+    ("first install", "22.05", None, BASE, {}, [], False),
+    ("no change", "22.05", BASE, BASE, {}, [], False),
+    ("plain key", "22.05", BASE, edit(BASE, "SlurmdTimeout=300", "SlurmdTimeout=600"), {}, [], True),
+    ("ctld-only key", "22.05", BASE, edit(BASE, "MaxJobCount=10000", "MaxJobCount=20000"), {}, ["slurmctld"], False),
+    (
+        "all-daemon key",
+        "24.11",
+        BASE,
+        edit(BASE, "GresTypes=gpu", "GresTypes=gpu,shard"),
+        {},
+        ["slurmctld", "slurmd"],
+        False,
+    ),
+    ("partition added", "22.05", BASE, BASE + "PartitionName=debug Nodes=cpu1\n", {}, [], True),
+    ("node added 22.05", "22.05", BASE, edit(BASE, "gpu[1-2]", "gpu[1-3]"), {}, BOTH, False),
+    ("node added 24.05", "24.05", BASE, edit(BASE, "gpu[1-2]", "gpu[1-3]"), {}, BOTH, False),
+    ("node added 24.11", "24.11", BASE, edit(BASE, "gpu[1-2]", "gpu[1-3]"), {}, [], True),
+    (
+        "node redefined 23.11",
+        "23.11",
+        BASE,
+        edit(BASE, "cpu1 CPUs=2", "cpu1 CPUs=4"),
+        {},
+        ["slurmctld", "slurmd"],
+        False,
+    ),
+    ("node redefined 25.05", "25.05", BASE, edit(BASE, "cpu1 CPUs=2", "cpu1 CPUs=4"), {}, [], True),
+    ("gres only", "22.05", BASE, BASE, {"gres_changed": True}, ["slurmd"], False),
+    ("cgroup only", "24.11", BASE, BASE, {"cgroup_changed": True}, ["slurmd"], False),
+    ("dbd only", "22.05", BASE, BASE, {"dbd_changed": True}, ["slurmdbd"], False),
+    (
+        "everything, in order",
+        "22.05",
+        BASE,
+        edit(BASE, "GresTypes=gpu", "GresTypes=gpu,shard"),
+        {"dbd_changed": True, "gres_changed": True},
+        ["slurmdbd", "slurmctld", "slurmd"],
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "version", "old", "new", "kwargs", "restart", "reconfigure"), CASES)
+def test_change_plan(label, version, old, new, kwargs, restart, reconfigure) -> None:
+    plan = change_plan(old, new, version, **kwargs)
+    assert plan["restart"] == restart, (label, plan["reasons"])
+    assert plan["reconfigure"] is reconfigure, (label, plan["reasons"])
+    if restart or reconfigure:
+        assert plan["reasons"], label
+
+
+def test_change_plan_reports_added_and_removed_nodes() -> None:
+    plan = change_plan(BASE, edit(BASE, "gpu[1-2]", "gpu[2-3]"), "24.11")
+    assert plan["added_nodes"] == ["gpu3"]
+    assert plan["removed_nodes"] == ["gpu1"]
