@@ -1,0 +1,200 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Node records for the Slurm configuration model: from what a node reports, and from the live config.
+
+Public API
+----------
+``parse_slurmd_c(text) -> dict``
+    ``slurmd -C`` output -> ``{"cpus", "boards", "sockets", "cores_per_socket",
+    "threads_per_core", "real_memory"}`` (sockets = Boards x SocketsPerBoard).
+``node_record(name, slurmd_c, gpu_devices, shape=None, gpu_type=None, features=None,
+              weight=None, memory_reserve_mb=0) -> dict``
+    One record for ``_slurm_config``: the node's real CPU layout and memory, its GPU devices,
+    the gres type from the OCI shape table (or ``gpu_type``).
+``gpu_check(name, shape, gpu_devices, expected=None) -> str | None``
+    A message naming the node when the GPUs it shows differ from what its shape promises.
+``records_from_conf(text) -> dict``
+    ``{name: record}`` read back from a rendered ``slurm.conf`` (our own output format).
+``merge_nodes(compute_hosts, fresh, old_conf_text, remove=()) -> dict``
+    The node list to render: never smaller than the live one because part of the inventory was
+    unreachable. See its docstring.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._shapes import shape_info
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import parse_slurm_conf
+
+__all__ = ["gpu_check", "merge_nodes", "node_record", "parse_slurmd_c", "records_from_conf"]
+
+_PAIR_RE = re.compile(r"(\w+)=(\S+)")
+_NVIDIA_DEV_RE = re.compile(r"^/dev/nvidia(\d+)$")
+
+
+def _pairs(text: str) -> dict[str, str]:
+    return {k.lower(): v for k, v in _PAIR_RE.findall(text or "")}
+
+
+def parse_slurmd_c(text: str) -> dict[str, int]:
+    """Read ``slurmd -C``; ValueError quotes the text when a field is missing."""
+    pairs = _pairs(text.splitlines()[0] if text else "")
+    try:
+        boards = int(pairs.get("boards", "1"))
+        out = {
+            "cpus": int(pairs["cpus"]),
+            "boards": boards,
+            "sockets": boards * int(pairs["socketsperboard"]),
+            "cores_per_socket": int(pairs["corespersocket"]),
+            "threads_per_core": int(pairs["threadspercore"]),
+            "real_memory": int(pairs["realmemory"]),
+        }
+    except (KeyError, ValueError):
+        raise ValueError(f"cannot read the node layout from 'slurmd -C' output {text!r}") from None
+    return out
+
+
+def _gpu_index(path: str) -> int | None:
+    match = _NVIDIA_DEV_RE.match(path)
+    return int(match.group(1)) if match else None
+
+
+def gpu_devices_sorted(paths: Iterable[str]) -> list[str]:
+    """``/dev/nvidiaN`` paths only (not nvidiactl, nvidia-uvm...), in numeric order."""
+    found = [(idx, p) for p in paths for idx in [_gpu_index(p)] if idx is not None]
+    return [p for _, p in sorted(found)]
+
+
+def gpu_check(name: str, shape: str | None, gpu_devices: Iterable[str], expected: int | None = None) -> str | None:
+    """Compare the GPUs a node shows with what its shape promises (or ``expected`` when given)."""
+    devices = gpu_devices_sorted(gpu_devices)
+    if expected is None:
+        info = shape_info(shape) if shape else None
+        if info is None:
+            return None
+        expected = int(info.get("gpu_count") or 0)
+    if len(devices) != expected:
+        source = f"its shape {shape}" if shape else "slurm_gpu_count"
+        shown = ", ".join(devices) if devices else "none"
+        return f"node {name}: {source} promises {expected} GPU(s) but the node shows {len(devices)} ({shown})"
+    return None
+
+
+def node_record(
+    name: str,
+    slurmd_c: Any,
+    gpu_devices: Iterable[str] = (),
+    shape: str | None = None,
+    gpu_type: str | None = None,
+    features: Iterable[str] | None = None,
+    weight: int | None = None,
+    memory_reserve_mb: int = 0,
+) -> dict[str, Any]:
+    layout = parse_slurmd_c(slurmd_c) if isinstance(slurmd_c, str) else dict(slurmd_c)
+    record: dict[str, Any] = {
+        "name": name,
+        "cpus": layout["cpus"],
+        "sockets": layout["sockets"],
+        "cores_per_socket": layout["cores_per_socket"],
+        "threads_per_core": layout["threads_per_core"],
+        "real_memory": max(1, int(layout["real_memory"]) - int(memory_reserve_mb or 0)),
+    }
+    devices = gpu_devices_sorted(gpu_devices)
+    if devices:
+        info = shape_info(shape) if shape else None
+        record["gpu_type"] = gpu_type or (info or {}).get("gpu_model") or "gpu"
+        record["gpu_count"] = len(devices)
+        record["gpu_files"] = devices
+    feats = list(features or [])
+    if shape:
+        feats.append(shape.lower().replace(".", "_"))
+    if feats:
+        record["features"] = sorted(set(feats))
+    if weight is not None:
+        record["weight"] = int(weight)
+    return record
+
+
+def records_from_conf(text: str | None) -> dict[str, dict[str, Any]]:
+    """Node records read back from slurm.conf lines, keyed by node name."""
+    out: dict[str, dict[str, Any]] = {}
+    for expr, definition in parse_slurm_conf(text)["nodes"].items():
+        if expr.upper() == "DEFAULT":
+            continue
+        pairs = _pairs(definition)
+        base: dict[str, Any] = {}
+        for key, field in (
+            ("cpus", "cpus"),
+            ("sockets", "sockets"),
+            ("socketsperboard", "sockets"),
+            ("corespersocket", "cores_per_socket"),
+            ("threadspercore", "threads_per_core"),
+            ("realmemory", "real_memory"),
+            ("weight", "weight"),
+        ):
+            if key in pairs:
+                base[field] = int(pairs[key])
+        if "features" in pairs or "feature" in pairs:
+            base["features"] = sorted((pairs.get("features") or pairs.get("feature", "")).split(","))
+        gres = pairs.get("gres", "")
+        match = re.match(r"gpu:(?:([^:,]+):)?(\d+)", gres)
+        if match:
+            base["gpu_type"] = match.group(1) or "gpu"
+            base["gpu_count"] = int(match.group(2))
+        if "nodeaddr" in pairs:
+            base["address"] = pairs["nodeaddr"]
+        for name in expand(expr):
+            out[name] = dict(base, name=name)
+    return out
+
+
+def merge_nodes(
+    compute_hosts: Iterable[str],
+    fresh: Mapping[str, Mapping[str, Any]],
+    old_conf_text: str | None,
+    remove: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Decide the node list to render.
+
+    * A compute host with a fresh record gets that record.
+    * A compute host without one (unreachable, failed, or outside ``--limit``) keeps its
+      definition from the live slurm.conf; if it has none yet it is left out (nothing shrinks:
+      it never was there) and reported in ``missing``.
+    * A node in the live slurm.conf that is no longer a compute host stays, unless it is listed
+      in ``remove`` (the deliberate path: drain it first). Removing a node that holds a job ends
+      that job NODE_FAIL, so nothing is removed by omission.
+
+    Returns ``{"nodes": [records sorted by name], "kept": [...], "missing": [...],
+    "removed": [...], "orphans": [...]}``; ``orphans`` are live nodes outside the compute group
+    that were kept.
+    """
+    old = records_from_conf(old_conf_text)
+    gone = set(remove)
+    nodes: dict[str, dict[str, Any]] = {}
+    kept: list[str] = []
+    missing: list[str] = []
+    for host in compute_hosts:
+        if host in gone:
+            continue
+        if fresh.get(host):
+            nodes[host] = dict(fresh[host])
+        elif host in old:
+            nodes[host] = old[host]
+            kept.append(host)
+        else:
+            missing.append(host)
+    orphans = sorted(n for n in old if n not in nodes and n not in gone and n not in missing)
+    for name in orphans:
+        nodes[name] = old[name]
+    removed = sorted(n for n in gone if n in old)
+    return {
+        "nodes": [nodes[n] for n in sorted(nodes)],
+        "kept": sorted(kept),
+        "missing": sorted(missing),
+        "removed": removed,
+        "orphans": orphans,
+    }
