@@ -74,12 +74,25 @@ __all__ = [
     "validate_slurm_config",
 ]
 
-# Top-level slurm.conf keys, Slurm 22.05 through 25.x (union: a key some supported release knows is
-# accepted). The 22.05 set was checked key by key against Debian 12's scontrol; later additions
-# (marked) come from the release notes. Removed keys that 22.05 still parses stay, so that an old
-# site config is not refused here before Slurm itself says what to use instead.
-SLURM_CONF_KEYS = _words(
+# Keys that Slurm 22.05 does not know, added by later releases (23.02: SuspendExcStates; 23.11/24.05: HashPlugin,
+# PrologTimeout, EpilogTimeout, ...; 24.11/25.05: TLS, certificates, metrics). A unit test checks that 22.05's
+# scontrol rejects exactly these and accepts every other key of the tables.
+_NEWER_SLURM_CONF_KEYS = _words(
     """
+    SuspendExcStates HashPlugin PrologTimeout EpilogTimeout TLSType DataParserParameters MaxBatchRequeue
+    CertgenParameters CertgenType CertmgrParameters CertmgrType MetricsType TLSParameters
+    """
+)
+_NEWER_NODE_KEYS = _words("RestrictedCoresPerGPU Topology")
+_NEWER_PARTITION_KEYS = _words("ExclusiveTopo MaxCPUsPerSocket PowerDownOnIdle Topology")
+
+# Top-level slurm.conf keys, Slurm 22.05 through 25.x (union: a key some supported release knows is
+# accepted). The 22.05 set was checked key by key against Debian 12's scontrol 22.05.8; the later
+# additions above come from the release notes. Removed keys that 22.05 still parses stay, so that an old
+# site config is not refused here before Slurm itself says what to use instead.
+SLURM_CONF_KEYS = (
+    _words(
+        """
     AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost AccountingStorageHost
     AccountingStorageParameters AccountingStoragePass AccountingStoragePort AccountingStorageTRES
     AccountingStorageType AccountingStorageUser AccountingStoreFlags AcctGatherEnergyType
@@ -114,13 +127,10 @@ SLURM_CONF_KEYS = _words(
     SuspendTime SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin TaskPluginParam TaskProlog
     TCPTimeout TmpFS TopologyParam TopologyPlugin TrackWCKey TreeWidth UnkillableStepProgram
     UnkillableStepTimeout UsePAM VSizeFactor WaitTime X11Parameters
-    SuspendExcStates
-    HashPlugin PrologTimeout EpilogTimeout
-    TLSType DataParserParameters MaxBatchRequeue
-    CertgenParameters CertgenType CertmgrParameters CertmgrType MetricsType TLSParameters
     """
+    )
+    | _NEWER_SLURM_CONF_KEYS
 )
-# (second-to-last four lines: 23.02, 23.11/24.05, 24.11 and 25.05 additions respectively)
 
 CGROUP_CONF_KEYS = _words(
     """
@@ -132,11 +142,14 @@ CGROUP_CONF_KEYS = _words(
 )
 
 # NodeName keys a record may set through ``options``; the record's own fields own the others.
-NODE_KEYS = _words(
-    """
+NODE_KEYS = (
+    _words(
+        """
     Boards BcastAddr CoreSpecCount CpuBind CPUSpecList MemSpecLimit NodeHostname Port Reason
-    RestrictedCoresPerGPU SocketsPerBoard State TmpDisk Topology TRESWeights
+    SocketsPerBoard State TmpDisk TRESWeights
     """
+    )
+    | _NEWER_NODE_KEYS
 )
 _NODE_FIELD_KEYS = {
     "nodename": "name",
@@ -153,14 +166,17 @@ _NODE_FIELD_KEYS = {
     "weight": "weight",
 }
 
-PARTITION_KEYS = _words(
-    """
+PARTITION_KEYS = (
+    _words(
+        """
     AllocNodes AllowAccounts AllowGroups AllowQos Alternate CpuBind DefCpuPerGPU DefMemPerCPU DefMemPerGPU
-    DefMemPerNode DefaultTime DenyAccounts DenyQos DisableRootJobs ExclusiveTopo ExclusiveUser GraceTime Hidden
-    LLN MaxCPUsPerNode MaxCPUsPerSocket MaxMemPerCPU MaxMemPerNode MaxNodes MinNodes OverSubscribe
-    OverTimeLimit PowerDownOnIdle PreemptMode PriorityJobFactor PriorityTier QOS ReqResv ResumeTimeout
-    RootOnly SelectTypeParameters State SuspendTime SuspendTimeout Topology TRESBillingWeights
+    DefMemPerNode DefaultTime DenyAccounts DenyQos DisableRootJobs ExclusiveUser GraceTime Hidden
+    LLN MaxCPUsPerNode MaxMemPerCPU MaxMemPerNode MaxNodes MinNodes OverSubscribe
+    OverTimeLimit PreemptMode PriorityJobFactor PriorityTier QOS ReqResv ResumeTimeout
+    RootOnly SelectTypeParameters State SuspendTime SuspendTimeout TRESBillingWeights
     """
+    )
+    | _NEWER_PARTITION_KEYS
 )
 _PARTITION_FIELD_KEYS = {"partitionname": "name", "nodes": "nodes", "default": "default", "maxtime": "max_time"}
 

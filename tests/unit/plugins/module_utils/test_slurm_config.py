@@ -8,6 +8,7 @@ import copy
 import os
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,12 @@ from hypothesis import strategies as st
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, expand
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
+    _COMPUTED_KEYS,
+    _NEWER_NODE_KEYS,
+    _NEWER_PARTITION_KEYS,
+    _NEWER_SLURM_CONF_KEYS,
+    NODE_KEYS,
+    PARTITION_KEYS,
     SLURM_CONF_KEYS,
     SlurmConfigError,
     render_slurm_config,
@@ -448,7 +455,57 @@ def test_node_lines_cover_exactly_the_defined_nodes(numbers):
 # ----------------------------------------------------------------------------------------------- real Slurm
 
 
-@pytest.mark.skipif(shutil.which("scontrol") is None, reason="needs Debian's slurm-client (scontrol) on this machine")
+needs_scontrol = pytest.mark.skipif(
+    shutil.which("scontrol") is None, reason="needs Debian's slurm-client (scontrol) on this machine"
+)
+
+
+def scontrol_parse(path: Path, text: str) -> subprocess.CompletedProcess:
+    """Let the real scontrol read ``text`` as slurm.conf (it parses the whole file before any subcommand)."""
+    path.write_text(text)
+    env = dict(os.environ, SLURM_CONF=str(path))
+    return subprocess.run(["scontrol", "show", "hostnames", "n1"], env=env, capture_output=True, text=True, timeout=30)
+
+
+@needs_scontrol
+def test_key_tables_match_what_slurm_2205_parses(tmp_path):
+    """Every table key 22.05 should know is not 'unrecognized' by Debian 12's scontrol; the newer ones are."""
+    head = "ClusterName=x\nSlurmctldHost=localhost\n"
+    cases = [
+        (k, f"{k}=1\nNodeName=n1 CPUs=2\nPartitionName=p Nodes=n1\n", k in _NEWER_SLURM_CONF_KEYS)
+        for k in sorted(SLURM_CONF_KEYS)
+        if k.lower() not in _COMPUTED_KEYS
+    ]
+    cases += [
+        (k, f"NodeName=n1 CPUs=2 {k}=1\nPartitionName=p Nodes=n1\n", k in _NEWER_NODE_KEYS) for k in sorted(NODE_KEYS)
+    ]
+    cases += [
+        (k, f"NodeName=n1 CPUs=2\nPartitionName=p Nodes=n1 {k}=1\n", k in _NEWER_PARTITION_KEYS)
+        for k in sorted(PARTITION_KEYS)
+    ]
+    wrong = []
+    for key, body, newer in cases:
+        proc = scontrol_parse(tmp_path / "slurm.conf", head + body)
+        unknown = f"unrecognized key: {key}" in proc.stderr
+        if unknown != newer:
+            wrong.append(f"{key}: {'rejected' if unknown else 'accepted'} by 22.05 ({proc.stderr.strip()[:80]})")
+    assert wrong == []
+
+
+@needs_scontrol
+def test_real_scontrol_parses_a_large_config_with_long_lines(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    names = [f"gpu{i:05d}" for i in sorted(rng.sample(range(1, 3000), 2000))]
+    nodes = [h100(n) if i % 2 else cpu(n) for i, n in enumerate(names)]
+    text = render_slurm_config(spec(nodes=nodes, partitions=[{"name": "all", "nodes": names[::3]}]))["slurm.conf"]
+    assert max(len(line) for line in text.splitlines()) > 4096, "the case must exercise long lines"
+    proc = scontrol_parse(tmp_path / "slurm.conf", text)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+@needs_scontrol
 def test_real_scontrol_parses_the_rendered_slurm_conf(tmp_path):
     data = spec(
         controllers=["ctl1", {"name": "ctl2", "address": "10.0.0.2"}],
