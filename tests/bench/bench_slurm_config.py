@@ -91,7 +91,7 @@ def main() -> int:
     assert len(spec["nodes"]) == NODES
     best = float("inf")
     out: dict[str, str] = {}
-    for _ in range(RUNS):
+    for _run in range(RUNS):
         start = time.perf_counter()
         out = render_slurm_config(spec)
         best = min(best, time.perf_counter() - start)

@@ -76,7 +76,7 @@ def keyvals(text: str) -> dict[str, str]:
     out = {}
     for line in text.splitlines():
         if line and not line.startswith(("#", "SlurmctldHost=", "NodeName=", "PartitionName=")):
-            key, _, value = line.partition("=")
+            key, _sep, value = line.partition("=")
             assert key not in out, f"{key} rendered twice"
             out[key] = value
     return out
@@ -127,7 +127,7 @@ def test_defaults_for_a_gpu_cluster():
 
 def test_top_level_keys_are_sorted_and_known():
     conf = render_slurm_config(spec())["slurm.conf"]
-    keys = [line.split("=", 1)[0] for line in conf.split("\n\n")[0].splitlines()[2:]]
+    keys = [line.split("=", 1)[0] for line in conf.split("\n\n", maxsplit=1)[0].splitlines()[2:]]
     assert keys == sorted(keys, key=str.lower)
     assert set(keys) <= SLURM_CONF_KEYS
 
@@ -464,7 +464,9 @@ def scontrol_parse(path: Path, text: str) -> subprocess.CompletedProcess:
     """Let the real scontrol read ``text`` as slurm.conf (it parses the whole file before any subcommand)."""
     path.write_text(text)
     env = dict(os.environ, SLURM_CONF=str(path))
-    return subprocess.run(["scontrol", "show", "hostnames", "n1"], env=env, capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        ["scontrol", "show", "hostnames", "n1"], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
 
 
 @needs_scontrol
@@ -518,12 +520,19 @@ def test_real_scontrol_parses_the_rendered_slurm_conf(tmp_path):
     conf.write_text(render_slurm_config(data)["slurm.conf"])
     env = dict(os.environ, SLURM_CONF=str(conf))
     proc = subprocess.run(
-        ["scontrol", "show", "hostnames", "gpu[09-10]"], env=env, capture_output=True, text=True, timeout=30
+        ["scontrol", "show", "hostnames", "gpu[09-10]"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert "error" not in proc.stderr.lower(), proc.stderr
     assert proc.stdout.split() == ["gpu09", "gpu10"]
     # and the check can fail: an unknown key is fatal for the same scontrol
     conf.write_text(conf.read_text() + "NoSuchKey=1\n")
-    proc = subprocess.run(["scontrol", "show", "hostnames", "x1"], env=env, capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        ["scontrol", "show", "hostnames", "x1"], env=env, capture_output=True, text=True, timeout=30, check=False
+    )
     assert proc.returncode != 0 and "NoSuchKey" in proc.stderr
