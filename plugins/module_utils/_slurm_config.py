@@ -581,6 +581,9 @@ class _Model:
                 hint = _NODE_FIELD_HINTS.get(str(key).lower())
                 suggestion = f" (did you mean '{hint}'?)" if hint else _suggest(str(key), _identity(_NODE_RECORD_KEYS))
                 self.problems.append(f"{where}: unknown node field '{key}'{suggestion}")
+            if any(c.isspace() for c in name.strip()):
+                self.problems.append(f"{where}: a node name cannot contain whitespace")
+                continue
             names = self._expand(name.strip(), where)
             if names is None:
                 continue

@@ -356,6 +356,7 @@ REFUSALS = [
         lambda: spec(partitions=[{"name": "a", "nodes": "ALL", "options": {"MaxTim": 5}}]),
         ["'MaxTim'"],
     ),
+    ("whitespace in a node name", lambda: spec(nodes=[cpu("gpu 01")], partitions=[]), ["'gpu 01'", "whitespace"]),
     ("bad max_time", lambda: spec(partitions=[{"name": "a", "nodes": "ALL", "max_time": "forever"}]), ["'forever'"]),
 ]
 
@@ -536,3 +537,38 @@ def test_real_scontrol_parses_the_rendered_slurm_conf(tmp_path):
         ["scontrol", "show", "hostnames", "x1"], env=env, capture_output=True, text=True, timeout=30, check=False
     )
     assert proc.returncode != 0 and "NoSuchKey" in proc.stderr
+
+
+JUNK = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 10)
+    | st.text(max_size=6)
+    | st.sampled_from(["ALL", OMIT, "n[1-2]", "a["]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    field=st.sampled_from(
+        ["cluster_name", "controllers", "nodes", "partitions", "config", "cgroup", "gres_autodetect", "accounting"]
+    ),
+    node_field=st.sampled_from(
+        ["name", "cpus", "sockets", "gpu_count", "gpu_files", "features", "weight", "options", "address"]
+    ),
+    junk=JUNK,
+)
+def test_any_malformed_input_is_refused_cleanly_or_rendered(field, node_field, junk):
+    """Whatever a playbook passes, the model either renders or raises SlurmConfigError, never a crash."""
+    data = spec()
+    data[field] = junk
+    data["nodes"] = data["nodes"] if field == "nodes" else [dict(data["nodes"][0], **{node_field: junk})]
+    data["partitions"] = data["partitions"] if field == "partitions" else []
+    try:
+        out = render_slurm_config(data)
+    except SlurmConfigError as exc:
+        assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)
+    else:
+        assert set(out) == {"slurm.conf", "gres.conf", "cgroup.conf"}
