@@ -51,7 +51,9 @@ def ocid(kind: str, region_key: str, *parts: Any) -> str:
 
 
 def _ad_names(region: str, count: int = 3) -> list[str]:
-    return [f"Uocm:{region.upper()}-AD-{i}" for i in range(1, count + 1)]
+    # "us-ashburn-1" -> "Uocm:US-ASHBURN-AD-1" (the real form: region name without its number)
+    base = region.rsplit("-", 1)[0].upper()
+    return [f"Uocm:{base}-AD-{i}" for i in range(1, count + 1)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,6 +132,7 @@ def generate(
         "compartments": comps,
         "regions": {},
     }
+    comp_shape = {c: rng.choices(shape_names, shape_weights)[0] for c in host_comps}
     n_public = round(hosts * public_fraction)
     n_cpu = round(hosts * cpu_fraction)
     host_no = 0
@@ -183,7 +186,8 @@ def generate(
             comp = host_comps[h % len(host_comps)]
             is_public = h < r_public
             is_cpu = is_public or h < r_public + r_cpu
-            shape = "VM.Standard.E5.Flex" if is_cpu else rng.choices(shape_names, shape_weights)[0]
+            # one GPU shape per compartment (teams run one kind of node), chosen by weight
+            shape = "VM.Standard.E5.Flex" if is_cpu else comp_shape[comp]
             info = _shapes.shape_info(shape) or {}
             name = f"{'login' if is_public else ('cpu' if is_cpu else 'gpu')}-{key.lower()}-{h:05d}"
             ad = ads[h % len(ads)] if is_cpu else ads[0]

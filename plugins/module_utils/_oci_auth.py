@@ -1,0 +1,89 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""OCI authentication and client construction shared by the inventory plugin and the OCI modules.
+
+The matching documentation is the doc fragment ``oci_gpu.cluster._oci_auth``; ``oci_auth_argspec()``
+is its argument spec. The ``oci`` SDK is imported lazily so this file imports (and compiles on
+Python 3.8) where the SDK is missing; ``HAS_OCI`` / ``OCI_IMPORT_ERROR`` tell callers.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+try:
+    import oci  # type: ignore[import-untyped]
+
+    HAS_OCI = True
+    OCI_IMPORT_ERROR = None
+except ImportError as _exc:  # pragma: no cover - depends on the controller
+    oci = None
+    HAS_OCI = False
+    OCI_IMPORT_ERROR = _exc
+
+AUTH_TYPES = ("api_key", "instance_principal")
+
+
+def oci_auth_argspec() -> dict[str, Any]:
+    """The AnsibleModule argument spec of the shared authentication options."""
+    return {
+        "auth_type": {"type": "str", "choices": list(AUTH_TYPES), "default": "api_key"},
+        "config_file": {"type": "path"},
+        "config_profile": {"type": "str"},
+        "tenancy": {"type": "str"},
+    }
+
+
+class OciAuthError(Exception):
+    """Configuration or credential problem, with a message fit for the user."""
+
+
+def resolve_auth(params: dict[str, Any], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Return ``{"config": dict, "signer": signer-or-None, "tenancy": str, "region": str-or-None}``.
+
+    ``params`` holds the shared options (missing keys mean "not set").
+    """
+    if not HAS_OCI:
+        raise OciAuthError(f"the 'oci' Python SDK is required: {OCI_IMPORT_ERROR}")
+    env = os.environ if env is None else env
+    auth_type = params.get("auth_type") or "api_key"
+    if auth_type == "api_key":
+        path = params.get("config_file") or env.get("OCI_CONFIG_FILE") or "~/.oci/config"
+        profile = params.get("config_profile") or env.get("OCI_CONFIG_PROFILE") or "DEFAULT"
+        path = os.path.expanduser(path)
+        try:
+            config = oci.config.from_file(file_location=path, profile_name=profile)
+            oci.config.validate_config(config)
+        except (oci.exceptions.ConfigFileNotFound, oci.exceptions.ProfileNotFound) as exc:
+            raise OciAuthError(f"OCI config {path!r} profile {profile!r}: {exc}") from exc
+        except (oci.exceptions.InvalidConfig, oci.exceptions.InvalidKeyFilePath) as exc:
+            raise OciAuthError(f"OCI config {path!r} profile {profile!r} is invalid: {exc}") from exc
+        tenancy = params.get("tenancy") or config["tenancy"]
+        return {"config": config, "signer": None, "tenancy": tenancy, "region": config.get("region")}
+    if auth_type == "instance_principal":
+        try:
+            signer = oci.auth.signers.InstancePrincipalsSecurityTokenSigner()
+        except Exception as exc:  # the SDK raises several types while reaching the metadata service
+            raise OciAuthError(f"instance principal authentication failed: {exc}") from exc
+        tenancy = params.get("tenancy") or signer.tenancy_id
+        return {"config": {"region": signer.region}, "signer": signer, "tenancy": tenancy, "region": signer.region}
+    raise OciAuthError(f"auth_type must be one of {', '.join(AUTH_TYPES)}, got {auth_type!r}")
+
+
+def make_client(client_cls: Any, auth: dict[str, Any], region: str | None = None, endpoint: str | None = None) -> Any:
+    """An SDK client for ``region`` (or ``endpoint``) with the default retry strategy (429/5xx with
+    backoff, retry tokens on writes) and without the SDK's circuit breaker, which would turn a burst
+    of throttling into hard failures that the retry strategy is meant to absorb."""
+    config = dict(auth["config"])
+    if region:
+        config["region"] = region
+    kwargs: dict[str, Any] = {
+        "retry_strategy": oci.retry.DEFAULT_RETRY_STRATEGY,
+        "circuit_breaker_strategy": oci.circuit_breaker.NoCircuitBreakerStrategy(),
+    }
+    if auth.get("signer") is not None:
+        kwargs["signer"] = auth["signer"]
+    if endpoint:
+        kwargs["service_endpoint"] = endpoint
+    return client_cls(config, **kwargs)

@@ -1,0 +1,130 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Helpers for tests and benchmarks: a running emulator with credentials, and ansible-inventory runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .keys import Credentials, write_oci_config
+from .server import Emulator
+from .tenancy import Tenancy
+
+REPO = Path(__file__).resolve().parents[2]
+COLLECTIONS = REPO / "build" / "collections"
+VENV_BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Running:
+    emulator: Emulator
+    tenancy: Tenancy
+    creds: Credentials
+    endpoints: dict[str, str]
+    workdir: Path
+
+    def inventory_file(self, name: str = "test", **options: Any) -> Path:
+        """Write ``<name>.oci_gpu.yml`` pointing at the emulator; ``options`` are plugin options."""
+        doc = {
+            "plugin": "oci_gpu.cluster.oci",
+            "config_file": str(self.creds.config_file),
+            "service_endpoint": dict(self.endpoints),
+        }
+        doc.update(options)
+        path = self.workdir / f"{name}.oci_gpu.yml"
+        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        return path
+
+
+@contextmanager
+def running_emulator(data: dict[str, Any], workdir: Path, **knobs: Any) -> Iterator[Running]:
+    tenancy = Tenancy(data)
+    creds = write_oci_config(workdir / "oci", tenancy.id, tenancy.home_region)
+    emu = Emulator(tenancy, {creds.key_id: creds.public_pem}, **knobs)
+    endpoints = emu.start()
+    try:
+        yield Running(emu, tenancy, creds, endpoints, workdir)
+    finally:
+        emu.stop()
+
+
+@dataclass
+class InventoryRun:
+    rc: int
+    stdout: str
+    stderr: str
+    wall_s: float
+    max_rss_mb: float
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The --list JSON with ansible-core 2.19's ``{"__ansible_unsafe": v}`` markers unwrapped."""
+        return _unwrap(json.loads(self.stdout))
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "__ansible_unsafe" in value:
+            return value["__ansible_unsafe"]
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None, timeout: float = 300) -> InventoryRun:
+    """Run the real ``ansible-inventory --list`` on ``path``; returns output, wall time and peak RSS."""
+    full_env = dict(os.environ)
+    full_env.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
+            "ANSIBLE_INVENTORY_ENABLED": "oci_gpu.cluster.oci",
+            "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true",
+            "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "true",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_DEPRECATION_WARNINGS": "false",
+            "ANSIBLE_LOCAL_TEMP": str(path.parent / ".ansible-tmp"),
+            "ANSIBLE_HOME": str(path.parent / ".ansible-home"),
+        }
+    )
+    full_env.update(env or {})
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [str(VENV_BIN / "ansible-inventory"), "-i", str(path), "--list", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=full_env,
+    )
+    chunks: dict[str, bytes] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        chunks[name] = stream.read()
+
+    readers = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))]
+    for t in readers:
+        t.start()
+    # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would mix in earlier children)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.monotonic() - start
+    for t in readers:
+        t.join(timeout)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return InventoryRun(
+        proc.returncode,
+        chunks.get("out", b"").decode(),
+        chunks.get("err", b"").decode(),
+        wall,
+        usage.ru_maxrss / 1024,
+    )

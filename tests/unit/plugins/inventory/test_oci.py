@@ -1,0 +1,432 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The oci_gpu.cluster.oci inventory: pure functions, then the real plugin through ansible-inventory
+against the OCI API emulator (the unmodified oci SDK is the client)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils import _oci_inventory as inv
+
+REPO = Path(__file__).resolve().parents[4]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.oci_emulator import generate, write_oci_config  # noqa: E402
+from tests.oci_emulator.testing import ansible_inventory, running_emulator  # noqa: E402
+
+T = "ocid1.tenancy.oc1..root"
+
+
+# ---------------------------------------------------------------------------------------------
+# Pure functions
+# ---------------------------------------------------------------------------------------------
+def comp(cid: str, parent: str, name: str, state: str = "ACTIVE") -> dict[str, Any]:
+    return {"id": cid, "compartment_id": parent, "name": name, "lifecycle_state": state}
+
+
+TREE = [
+    comp("c1", T, "prod"),
+    comp("c2", "c1", "prod-gpu"),
+    comp("c3", "c2", "prod-gpu-a"),
+    comp("c4", T, "sandbox"),
+    comp("c5", "c4", "sandbox-x"),
+    comp("c6", T, "old", "DELETED"),
+]
+
+
+@pytest.mark.parametrize(
+    "roots,subtree,exclude,expected",
+    [
+        (None, True, None, {T, "c1", "c2", "c3", "c4", "c5"}),
+        (None, False, None, {T}),
+        (["c1"], True, None, {"c1", "c2", "c3"}),
+        (["c1", "c4"], False, None, {"c1", "c4"}),
+        (None, True, ["sandbox"], {T, "c1", "c2", "c3"}),
+        (None, True, ["c2"], {T, "c1", "c4", "c5"}),
+    ],
+)
+def test_select_compartments(roots: Any, subtree: bool, exclude: Any, expected: set[str]) -> None:
+    got = inv.select_compartments(T, TREE, roots, subtree, exclude)
+    assert {c["id"] for c in got} == expected
+
+
+def test_matches_dotted_lists_and_prefix() -> None:
+    hv = {"oci_shape": "BM.GPU.H100.8", "oci_gpus": 8, "oci_freeform_tags": {"slurm_role": "compute"}}
+    assert inv.matches(hv, {"shape": "BM.GPU.H100.8"})
+    assert inv.matches(hv, {"oci_gpus": [4, 8]})
+    assert inv.matches(hv, {"freeform_tags.slurm_role": "compute"})
+    assert not inv.matches(hv, {"freeform_tags.slurm_role": "login"})
+    assert not inv.matches(hv, {"oci_gpus": 4, "shape": "BM.GPU.H100.8"})
+    assert not inv.matches(hv, {"no_such": "x"})
+
+
+def _hv(**kw: Any) -> dict[str, Any]:
+    base = {
+        "oci_gpus": 8,
+        "oci_shape": "BM.GPU.H100.8",
+        "oci_region": "us-ashburn-1",
+        "oci_availability_domain": "Uocm:US-ASHBURN-AD-1",
+        "oci_gpu_model": "h100",
+        "oci_display_name": "n1",
+        "oci_freeform_tags": {},
+    }
+    base.update(kw)
+    return base
+
+
+def test_default_groups_gpu_topology_and_slurm_roles() -> None:
+    warnings: list[str] = []
+    groups = inv.default_group_names(
+        _hv(
+            oci_cluster_network_name="cn-a",
+            oci_cluster_network_id="ocid1.clusternetwork.oc1.iad.x",
+            oci_instance_pool_id="ocid1.instancepool.oc1.iad.abc",
+            oci_instance_pool_name="pool-a",
+            oci_hpc_island_id="ocid1.computehpcisland.oc1.iad.aaaaislandid0001",
+            oci_network_block_id="ocid1.computenetworkblock.oc1.iad.aaaablockid00002",
+            oci_freeform_tags={"slurm_role": "compute, login bogus"},
+        ),
+        warnings.append,
+    )
+    assert groups[:2] == ["oci", "gpu"]
+    for g in (
+        "shape_BM_GPU_H100_8",
+        "region_us_ashburn_1",
+        "ad_us_ashburn_ad_1",
+        "gpu_h100",
+        "cluster_network_cn_a",
+        "instance_pool_pool_a",
+        "hpc_island_islandid0001",
+        "network_block_blockid00002",
+        "slurm_compute",
+        "slurm_login",
+    ):
+        assert g in groups
+    assert len(warnings) == 1 and "bogus" in warnings[0]
+    cpu = inv.default_group_names(_hv(oci_gpus=0, oci_gpu_model=None, oci_freeform_tags={"slurm_role": "controller"}))
+    assert "cpu" in cpu and "gpu" not in cpu and "slurm_controller" in cpu
+
+
+def _raw(instances: list[dict[str, Any]], ips: dict[str, str] | None = None) -> dict[str, Any]:
+    ips = ips or {}
+    atts = [
+        {
+            "instance_id": i["id"],
+            "vnic_id": "v-" + i["id"],
+            "subnet_id": "s1",
+            "lifecycle_state": "ATTACHED",
+            "nic_index": 0,
+        }
+        for i in instances
+        if i["id"] in ips
+    ]
+    pips = [
+        {
+            "id": "p-" + iid,
+            "vnic_id": "v-" + iid,
+            "ip_address": ip,
+            "hostname_label": None,
+            "is_primary": True,
+            "subnet_id": "s1",
+        }
+        for iid, ip in ips.items()
+    ]
+    return {
+        "tenancy": T,
+        "regions": ["r1"],
+        "compartments": {},
+        "per_region": {
+            "r1": {
+                "instances": instances,
+                "attachments": atts,
+                "private_ips": pips,
+                "subnets": {},
+                "compute_hosts": [],
+                "pools": {},
+                "public_ips": {},
+            }
+        },
+    }
+
+
+def _inst(iid: str, name: str | None, state: str = "RUNNING", shape: str = "BM.GPU.H100.8") -> dict[str, Any]:
+    return {
+        "id": iid,
+        "display_name": name,
+        "lifecycle_state": state,
+        "shape": shape,
+        "compartment_id": "c1",
+        "shape_config": {"gpus": 8 if "GPU" in shape else 0},
+        "freeform_tags": {},
+    }
+
+
+def test_hostnames_preference_for_private_only_hosts() -> None:
+    raw = _raw([_inst("i1", None), _inst("i2", "gpu-2")], {"i1": "10.0.0.1", "i2": "10.0.0.2"})
+    hosts = inv.build_hosts(raw, {"hostnames": ["public_ip", "hostname_label", "private_ip"], "lifecycle_states": []})
+    assert [h["name"] for h in hosts] == ["10.0.0.1", "10.0.0.2"]
+    assert all(h["vars"]["ansible_host"] == h["vars"]["oci_private_ip"] for h in hosts)
+    hosts = inv.build_hosts(raw, {})
+    assert [h["name"] for h in hosts] == ["10.0.0.1", "gpu-2"]
+
+
+def test_instance_without_private_ip_is_kept_and_reported() -> None:
+    warnings: list[str] = []
+    raw = _raw([_inst("i1", "a"), _inst("i2", "b")], {"i1": "10.0.0.1"})
+    hosts = inv.build_hosts(raw, {}, warnings.append)
+    assert [h["name"] for h in hosts] == ["a", "b"]
+    assert any("no private IP" in w and "i2" in w for w in warnings)
+
+
+def test_duplicate_hostnames_fail_unless_allowed() -> None:
+    raw = _raw([_inst("i1", "same"), _inst("i2", "same")], {"i1": "10.0.0.1", "i2": "10.0.0.2"})
+    with pytest.raises(inv.InventoryError, match="duplicate hostnames: same"):
+        inv.build_hosts(raw, {"hostnames": ["display_name"]})
+    warnings: list[str] = []
+    hosts = inv.build_hosts(raw, {"hostnames": ["display_name"], "allow_duplicate_hostnames": True}, warnings.append)
+    assert len(hosts) == 2 and warnings
+
+
+def test_lifecycle_and_include_exclude_filters() -> None:
+    raw = _raw(
+        [_inst("i1", "a"), _inst("i2", "b", "STOPPED"), _inst("i3", "c", shape="VM.Standard.E5.Flex")],
+        {"i1": "10.0.0.1", "i2": "10.0.0.2", "i3": "10.0.0.3"},
+    )
+    names = lambda o: [h["name"] for h in inv.build_hosts(raw, o)]  # noqa: E731
+    assert names({"lifecycle_states": ["RUNNING"]}) == ["a", "c"]
+    assert names({"lifecycle_states": []}) == ["a", "b", "c"]
+    assert names({"lifecycle_states": [], "include_filters": [{"gpus": 8}]}) == ["a", "b"]
+    assert names({"lifecycle_states": [], "exclude_filters": [{"lifecycle_state": "STOPPED"}]}) == ["a", "c"]
+
+
+class FakeApi:
+    """An in-memory Api; ``fail`` maps (call, scope) to a CallFailed."""
+
+    tenancy = T
+    home_region = "r1"
+
+    def __init__(self, fail: dict[tuple[str, str], inv.CallFailed] | None = None) -> None:
+        self.fail = fail or {}
+        self.calls: list[tuple[str, str]] = []
+
+    def _hit(self, call: str, scope: str) -> None:
+        self.calls.append((call, scope))
+        if (call, scope) in self.fail:
+            raise self.fail[(call, scope)]
+
+    def region_subscriptions(self) -> list[str]:
+        self._hit("ListRegionSubscriptions", T)
+        return ["r1"]
+
+    def compartments(self) -> list[dict[str, Any]]:
+        self._hit("ListCompartments", T)
+        return [comp("c1", T, "prod"), comp("c2", T, "empty")]
+
+    def list_instances(self, region: str, cid: str, state: str | None) -> list[dict[str, Any]]:
+        self._hit("ListInstances", cid)
+        return [_inst("i1", "a")] if cid == "c1" else []
+
+    def list_vnic_attachments(self, region: str, cid: str) -> list[dict[str, Any]]:
+        self._hit("ListVnicAttachments", cid)
+        return [{"instance_id": "i1", "vnic_id": "v1", "subnet_id": "s1", "lifecycle_state": "ATTACHED"}]
+
+    def list_private_ips(self, region: str, sid: str) -> list[dict[str, Any]]:
+        self._hit("ListPrivateIps", sid)
+        return [{"id": "p1", "vnic_id": "v1", "ip_address": "10.0.0.1", "is_primary": True, "subnet_id": sid}]
+
+    def get_subnet(self, region: str, sid: str) -> dict[str, Any]:
+        self._hit("GetSubnet", sid)
+        return {"id": sid, "prohibit_public_ip_on_vnic": True, "subnet_domain_name": "s1.vcn.oraclevcn.com"}
+
+    def list_compute_hosts(self, region: str, cid: str, subtree: bool) -> list[dict[str, Any]]:
+        self._hit("ListComputeHosts", cid)
+        return [{"id": "h1", "instance_id": "i1", "hpc_island_id": "ocid1.x.island1", "network_block_id": None}]
+
+
+def test_fetch_uses_list_calls_only_and_skips_empty_compartments() -> None:
+    api = FakeApi()
+    raw = inv.fetch(api, {"lifecycle_states": ["RUNNING"]})
+    calls = [c for c, _ in api.calls]
+    assert calls.count("ListInstances") == 3  # root, c1, c2
+    assert api.calls.count(("ListVnicAttachments", "c1")) == 1 and calls.count("ListVnicAttachments") == 1
+    assert ("ListPrivateIps", "s1") in api.calls and ("ListComputeHosts", T) in api.calls
+    hosts = inv.build_hosts(raw, {})
+    assert hosts[0]["vars"]["oci_private_ip"] == "10.0.0.1"
+    assert hosts[0]["vars"]["oci_fqdn"] is None  # no hostname label
+    assert "hpc_island_island1" in hosts[0]["groups"]
+
+
+def test_fetch_strict_names_region_compartment_and_call() -> None:
+    api = FakeApi({("ListInstances", "c2"): inv.CallFailed(500, "InternalServerError", "boom")})
+    with pytest.raises(inv.InventoryError, match=r"region r1 c2: ListInstances failed \(500\)"):
+        inv.fetch(api, {})
+
+
+def test_fetch_partial_warns_and_keeps_the_rest() -> None:
+    api = FakeApi({("ListInstances", "c2"): inv.CallFailed(404, "NotAuthorizedOrNotFound", "nope")})
+    warnings: list[str] = []
+    raw = inv.fetch(api, {"allow_partial": True}, warnings.append)
+    assert len(raw["errors"]) == 1 and "c2" in warnings[0] and "partial" in warnings[0]
+    assert [h["name"] for h in inv.build_hosts(raw, {})] == ["a"]
+
+
+def test_fetch_401_fails_at_once() -> None:
+    api = FakeApi({("ListInstances", "c1"): inv.CallFailed(401, "NotAuthenticated", "bad key")})
+    with pytest.raises(inv.AuthFailure, match="401"):
+        inv.fetch(api, {"allow_partial": True})
+
+
+# ---------------------------------------------------------------------------------------------
+# The real plugin through ansible-inventory against the emulator
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    data = generate(
+        seed=5,
+        hosts=120,
+        compartments=6,
+        regions=2,
+        public_fraction=0.05,
+        stopped_fraction=0.1,
+        cluster_network_size=16,
+    )
+    with running_emulator(data, tmp_path_factory.mktemp("oci-lab")) as running:
+        yield running
+
+
+def expected_hosts(running: Any, states: tuple[str, ...] = ("RUNNING",)) -> dict[str, dict[str, Any]]:
+    """Ground truth straight from the tenancy data (independent of the plugin's code)."""
+    out = {}
+    for region, rdata in running.tenancy.data["regions"].items():
+        for i in rdata["instances"]:
+            if i["lifecycleState"] in states:
+                v0 = i["_vnics"][0]
+                out[v0["hostnameLabel"]] = {
+                    "ip": v0["privateIp"],
+                    "public": v0["publicIp"],
+                    "gpus": i["shapeConfig"]["gpus"],
+                    "inst": i,
+                    "region": region,
+                }
+    return out
+
+
+def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
+    before = lab.emulator.counter_snapshot()["requests"]
+    run = ansible_inventory(lab.inventory_file("basic"))
+    assert run.rc == 0, run.stderr
+    data = run.data
+    hv = data["_meta"]["hostvars"]
+    truth = expected_hosts(lab)
+    assert set(hv) == set(truth)
+    for name, t in truth.items():
+        assert hv[name]["oci_private_ip"] == t["ip"] == hv[name]["ansible_host"]
+        assert hv[name]["oci_gpus"] == t["gpus"]
+        assert hv[name]["oci_public_ip"] == t["public"]
+        assert hv[name]["oci_lifecycle_state"] == "RUNNING"
+        role = t["inst"]["freeformTags"].get("slurm_role")
+        slurm = {
+            g
+            for g in ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
+            if name in data.get(g, {}).get("hosts", [])
+        }
+        assert slurm == ({f"slurm_{role}"} if role else set()), (name, role)
+        assert name in data["gpu" if t["gpus"] else "cpu"]["hosts"]
+        host = t["inst"].get("_computeHost")
+        if host:
+            assert hv[name]["oci_hpc_island_id"] == host["hpcIslandId"]
+            assert hv[name]["oci_network_block_id"] == host["networkBlockId"]
+    # cluster networks: membership equals the pools' instance lists
+    for rdata in lab.tenancy.data["regions"].values():
+        for pool in rdata["instancePools"]:
+            members = {i["_vnics"][0]["hostnameLabel"] for i in rdata["instances"] if i["id"] in pool["_instanceIds"]}
+            members &= set(truth)
+            group = data.get("instance_pool_" + pool["displayName"].replace("-", "_"), {}).get("hosts", [])
+            assert set(group) == members
+    assert "slurm_controller" in data and "slurm_login" in data
+    # list calls only: no per-host GetInstance/GetVnic
+    by_op = lab.emulator.counter_snapshot()["by_op"]
+    assert "GetInstance" not in by_op and "GetVnic" not in by_op
+    assert lab.emulator.counter_snapshot()["requests"] > before
+
+
+def test_no_metadata_or_keys_in_output(lab: Any) -> None:
+    run = ansible_inventory(lab.inventory_file("secrets", lifecycle_states=[]))
+    assert run.rc == 0, run.stderr
+    for needle in ("ssh-rsa", "SECRET", "user_data", "ssh_authorized_keys", "metadata"):
+        assert needle not in run.stdout
+
+
+def test_lifecycle_states_and_hostnames_option(lab: Any) -> None:
+    run = ansible_inventory(
+        lab.inventory_file("stopped", lifecycle_states=["RUNNING", "STOPPED"], hostnames=["private_ip"])
+    )
+    assert run.rc == 0, run.stderr
+    truth = expected_hosts(lab, ("RUNNING", "STOPPED"))
+    assert set(run.data["_meta"]["hostvars"]) == {t["ip"] for t in truth.values()}
+    assert any(t["inst"]["lifecycleState"] == "STOPPED" for t in truth.values())
+
+
+@pytest.mark.parametrize("status", [500, 403])
+def test_failing_compartment_fails_the_inventory_by_name(lab: Any, status: int) -> None:
+    bad = lab.tenancy.compartments[2]["id"]
+    lab.emulator.knobs.update(compartment_errors={bad: status})
+    try:
+        run = ansible_inventory(lab.inventory_file(f"strict{status}"))
+    finally:
+        lab.emulator.knobs.update(compartment_errors={})
+    assert run.rc != 0
+    assert bad in run.stderr and "ListInstances" in run.stderr and f"({status})" in run.stderr
+
+
+def test_partial_mode_warns_and_returns_the_rest(lab: Any) -> None:
+    bad = lab.tenancy.compartments[2]["id"]
+    lab.emulator.knobs.update(compartment_errors={bad: 404})
+    try:
+        run = ansible_inventory(lab.inventory_file("partial", allow_partial=True))
+    finally:
+        lab.emulator.knobs.update(compartment_errors={})
+    assert run.rc == 0, run.stderr
+    assert "partial inventory" in run.stderr and bad in run.stderr
+    truth = {n for n, t in expected_hosts(lab).items() if t["inst"]["compartmentId"] != bad}
+    assert set(run.data["_meta"]["hostvars"]) == truth
+
+
+def test_429_is_retried_to_a_complete_inventory(lab: Any) -> None:
+    lab.emulator.knobs.update(rate_limit_per_s=15.0)
+    lab.emulator.reset_counters()
+    try:
+        run = ansible_inventory(lab.inventory_file("throttled"))
+    finally:
+        lab.emulator.knobs.update(rate_limit_per_s=0.0)
+    assert run.rc == 0, run.stderr
+    assert set(run.data["_meta"]["hostvars"]) == set(expected_hosts(lab))
+    assert any(k.endswith(":429") for k in lab.emulator.counter_snapshot()["by_op"]), "the rate limit never hit"
+
+
+def test_wrong_key_fails_at_once_with_401(lab: Any, tmp_path: Path) -> None:
+    other = write_oci_config(tmp_path / "other", lab.tenancy.id, lab.tenancy.home_region)
+    path = lab.inventory_file("badkey", config_file=str(other.config_file))
+    run = ansible_inventory(path)
+    assert run.rc != 0 and "401" in run.stderr
+
+
+def test_cache_serves_the_second_run_without_api_calls(lab: Any, tmp_path: Path) -> None:
+    path = lab.inventory_file(
+        "cached", cache=True, cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache")
+    )
+    first = ansible_inventory(path)
+    assert first.rc == 0, first.stderr
+    lab.emulator.reset_counters()
+    second = ansible_inventory(path)
+    assert second.rc == 0, second.stderr
+    assert lab.emulator.counter_snapshot()["requests"] == 0
+    assert second.data["_meta"]["hostvars"] == first.data["_meta"]["hostvars"]
+    third = ansible_inventory(path, "--flush-cache")
+    assert third.rc == 0 and lab.emulator.counter_snapshot()["requests"] > 0
