@@ -1,0 +1,718 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""oci-gpu-lab: podman containers booting systemd that stand in for OCI GPU nodes.
+
+``up`` starts privileged systemd containers on a network the lab owns, gives GPU shapes fake
+``/dev/nvidia*`` devices and an ``nvidia-smi`` stand-in, registers every node with the shared IMDS
+emulator and writes a static Ansible inventory. ``attach`` does the same for containers someone
+else created (molecule). ``down`` removes exactly what ``up`` created. State lives in
+``$OCI_GPU_LAB_STATE_DIR`` (default /var/lib/oci-gpu-lab), one directory per lab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import hashlib
+import importlib.util
+import ipaddress
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+import images  # noqa: E402
+import imds  # noqa: E402
+
+STATE_DIR = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab"))
+LABEL = "oci_gpu_lab"
+NODE_LABEL = "oci_gpu_lab.node"
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
+NODE_RE = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+ROLES = ("controller", "dbd", "compute", "login")
+NVIDIA_MAJOR = 195
+NVIDIACTL_MINOR = 255
+BOOT_TIMEOUT = 90.0
+
+# nvidia-smi product names and memory (MiB) as the real tool prints them, by (gres type, GB per GPU).
+GPU_PRODUCTS: dict[tuple[str, int], tuple[str, int]] = {
+    ("h100", 80): ("NVIDIA H100 80GB HBM3", 81559),
+    ("h200", 141): ("NVIDIA H200", 143771),
+    ("a100", 80): ("NVIDIA A100-SXM4-80GB", 81920),
+    ("a100", 40): ("NVIDIA A100-SXM4-40GB", 40960),
+    ("a10", 24): ("NVIDIA A10", 23028),
+    ("l40s", 48): ("NVIDIA L40S", 46068),
+    ("b200", 180): ("NVIDIA B200", 183359),
+    ("v100", 16): ("Tesla V100-SXM2-16GB", 16384),
+    ("p100", 16): ("Tesla P100-SXM2-16GB", 16384),
+}
+PCI_BUSES = ("0F", "2D", "44", "5B", "89", "A8", "C0", "D8")
+
+
+class LabError(SystemExit):
+    """A failure explained in plain words (exit status 1)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(f"lab: {msg}")
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _load_shapes() -> ModuleType:
+    path = REPO / "plugins" / "module_utils" / "_shapes.py"
+    spec = importlib.util.spec_from_file_location("oci_gpu_lab_shapes", path)
+    if spec is None or spec.loader is None:
+        raise LabError(f"cannot load the collection's shape table {path}")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SHAPES = _load_shapes()
+
+
+def shape_gpus(shape: str) -> int:
+    """How many fake NVIDIA devices a node of ``shape`` gets; refuses unknown and non-NVIDIA GPU shapes."""
+    info = SHAPES.shape_info(shape)
+    if info is None:
+        raise LabError(f"unknown shape {shape!r}; the lab knows the shapes in plugins/module_utils/_shapes.py")
+    count = int(SHAPES.gpu_count(shape))
+    if count and info.get("gpu_vendor") != "nvidia":
+        raise LabError(f"shape {shape!r} has {info.get('gpu_vendor')} GPUs; the lab only fakes NVIDIA devices")
+    return count
+
+
+def gpu_inventory(lab: str, node: str, shape: str) -> list[dict[str, Any]]:
+    """The GPUs the nvidia-smi stand-in reports for a node (deterministic UUIDs and serials)."""
+    info = SHAPES.shape_info(shape) or {}
+    count = shape_gpus(shape)
+    model = str(info.get("gpu_model") or "gpu")
+    mem_gb = int(info.get("gpu_memory_per_gpu_gb") or 0)
+    name, mib = GPU_PRODUCTS.get((model, mem_gb), (f"{info.get('gpu_description') or 'NVIDIA GPU'}", mem_gb * 1024))
+    out = []
+    for i in range(count):
+        h = hashlib.sha256(f"{lab}/{node}/gpu{i}".encode()).hexdigest()
+        out.append(
+            {
+                "index": i,
+                "name": name,
+                "uuid": f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}",
+                "serial": str(int(h[32:44], 16) % 10**13).zfill(13),
+                "pci_bus_id": f"00000000:{PCI_BUSES[i % len(PCI_BUSES)]}:00.0"
+                if i < len(PCI_BUSES)
+                else f"00000000:{0x10 + i:02X}:00.0",
+                "memory_mib": mib,
+            }
+        )
+    return out
+
+
+def default_roles(node: str, shape: str) -> list[str]:
+    if shape_gpus(shape):
+        return ["compute"]
+    if node.startswith(("ctl", "controller", "head", "slurmctld")):
+        return ["controller", "dbd"]
+    if node.startswith("login"):
+        return ["login"]
+    if node.startswith(("dbd", "db")):
+        return ["dbd"]
+    return ["compute"]
+
+
+def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]]:
+    """``ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8`` (+ ``ctl=controller+dbd,...``) -> node dicts."""
+    roles: dict[str, list[str]] = {}
+    for item in filter(None, (roles_spec or "").split(",")):
+        node, sep, value = item.partition("=")
+        wanted = [r for r in value.split("+") if r]
+        bad = [r for r in wanted if r not in ROLES]
+        if not sep or not wanted or bad:
+            raise LabError(f"--roles entry {item!r}: write node=role[+role], roles from {', '.join(ROLES)}")
+        roles[node] = wanted
+    nodes: list[dict[str, Any]] = []
+    for item in filter(None, spec.split(",")):
+        name, sep, shape = item.partition(":")
+        if not sep or not shape:
+            raise LabError(f"--nodes entry {item!r}: write name:SHAPE, e.g. gpu1:BM.GPU.H100.8")
+        if not NODE_RE.match(name):
+            raise LabError(f"node name {name!r}: use lower-case letters, digits and '-', starting with a letter")
+        if any(n["name"] == name for n in nodes):
+            raise LabError(f"node name {name!r} is given twice")
+        nodes.append({"name": name, "shape": shape, "gpus": shape_gpus(shape), "roles": roles.pop(name, None)})
+    if not nodes:
+        raise LabError("--nodes is empty")
+    if roles:
+        raise LabError(f"--roles names nodes not in --nodes: {', '.join(sorted(roles))}")
+    for n in nodes:
+        n["roles"] = n["roles"] or default_roles(n["name"], n["shape"])
+    return nodes
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def podman(*args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run(["podman", *args], input=stdin, capture_output=True, text=True, check=False)
+    if check and res.returncode != 0:
+        err = "\n".join(line for line in res.stderr.splitlines() if "failed to connect to syslog" not in line)
+        raise LabError(f"podman {' '.join(args[:3])} ... failed: {err.strip()}")
+    return res
+
+
+def lab_dir(name: str) -> Path:
+    return STATE_DIR / "labs" / name
+
+
+@contextlib.contextmanager
+def state_lock() -> Iterator[None]:
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(STATE_DIR / "lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def read_lab(name: str) -> dict[str, Any] | None:
+    path = lab_dir(name) / "lab.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def write_lab(lab: dict[str, Any]) -> None:
+    d = lab_dir(lab["name"])
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / "lab.json.tmp"
+    tmp.write_text(json.dumps(lab, indent=2, sort_keys=True) + "\n")
+    tmp.replace(d / "lab.json")
+
+
+def all_labs() -> list[str]:
+    root = STATE_DIR / "labs"
+    return sorted(p.name for p in root.iterdir() if (p / "lab.json").is_file()) if root.is_dir() else []
+
+
+def check_host() -> None:
+    """Fail early, in plain words, when the host lacks what host_prepare.sh sets up."""
+    if os.geteuid() != 0:
+        raise LabError("run as root: the lab uses rootful podman (privileged systemd containers, device nodes)")
+    for tool in ("podman", "ip"):
+        if shutil.which(tool) is None:
+            raise LabError(f"'{tool}' is not installed; run tests/lab/host_prepare.sh (or: make lab-prepare)")
+    unified = Path("/sys/fs/cgroup/unified/cgroup.controllers")
+    if unified.is_file() and unified.read_text().strip() and Path("/sys/fs/cgroup/devices").is_dir():
+        raise LabError(
+            f"cgroup controllers {unified.read_text().strip()!r} sit on cgroup2 while cgroup v1 is in use; "
+            "crun refuses that layout. Run tests/lab/host_prepare.sh (it mounts them as v1 hierarchies)."
+        )
+
+
+# --------------------------------------------------------------------------- node setup
+
+# Runs inside a node with its python3: files and device nodes from the JSON on stdin.
+NODE_SETUP = r"""
+import json, os, stat, subprocess, sys
+spec = json.load(sys.stdin)
+for path, (mode, text) in spec["files"].items():
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(text)
+    os.chmod(path, int(mode, 8))
+for dev in spec["remove_devices"]:
+    if os.path.exists(dev):
+        os.unlink(dev)
+for path, major, minor in spec["devices"]:
+    try:
+        st = os.stat(path)
+        if stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == major and os.minor(st.st_rdev) == minor:
+            continue
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    os.chmod(path, 0o666)
+"""
+
+
+def node_payload(lab: str, node: dict[str, Any]) -> dict[str, Any]:
+    """What goes into a node: node facts, GPU list, the nvidia-smi stand-in and a tmpfiles.d rule."""
+    gpus = gpu_inventory(lab, node["name"], node["shape"])
+    files: dict[str, tuple[str, str]] = {
+        "/etc/oci-gpu-lab/node.json": (
+            "0644",
+            json.dumps(
+                {"lab": lab, "name": node["name"], "shape": node["shape"], "gpus": len(gpus), "roles": node["roles"]},
+                indent=2,
+            )
+            + "\n",
+        ),
+        "/etc/oci-gpu-lab/gpus.json": ("0644", json.dumps(gpus, indent=2) + "\n"),
+    }
+    devices: list[tuple[str, int, int]] = []
+    if gpus:
+        # systemd-tmpfiles recreates the nodes at every boot: /dev is a fresh tmpfs after a restart.
+        rules = ["# oci-gpu-lab: fake NVIDIA devices (test only; no driver backs them)"]
+        for g in gpus:
+            rules.append(f"c /dev/nvidia{g['index']} 0666 root root - {NVIDIA_MAJOR}:{g['index']}")
+            devices.append((f"/dev/nvidia{g['index']}", NVIDIA_MAJOR, g["index"]))
+        rules.append(f"c /dev/nvidiactl 0666 root root - {NVIDIA_MAJOR}:{NVIDIACTL_MINOR}")
+        devices.append(("/dev/nvidiactl", NVIDIA_MAJOR, NVIDIACTL_MINOR))
+        files["/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"] = ("0644", "\n".join(rules) + "\n")
+        files["/usr/bin/nvidia-smi"] = ("0755", (HERE / "nvidia_smi.py").read_text())
+    remove = [] if gpus else ["/usr/bin/nvidia-smi", "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
+    return {"files": files, "devices": devices, "remove_devices": remove}
+
+
+def setup_node(lab: str, node: dict[str, Any]) -> None:
+    payload = node_payload(lab, node)
+    podman("exec", "-i", node["container"], "python3", "-c", NODE_SETUP, stdin=json.dumps(payload))
+
+
+def wait_booted(container: str, timeout: float = BOOT_TIMEOUT) -> str:
+    """Wait until systemd in ``container`` finished booting; returns its state (running/degraded)."""
+    deadline = time.monotonic() + timeout
+    state = "unknown"
+    while time.monotonic() < deadline:
+        res = podman("exec", container, "systemctl", "is-system-running", check=False)
+        state = res.stdout.strip() or res.stderr.strip()
+        if state in ("running", "degraded"):
+            return state
+        time.sleep(0.5)
+    raise LabError(f"{container}: systemd did not finish booting in {timeout:.0f} s (state {state!r})")
+
+
+def container_net(container: str) -> dict[str, str]:
+    """IP, MAC, gateway, subnet and network name of a container's first network."""
+    data = json.loads(podman("inspect", "--format", "json", container).stdout)[0]
+    nets = data["NetworkSettings"]["Networks"] or {}
+    if not nets:
+        raise LabError(f"{container} has no network; lab nodes need a bridge network")
+    net_name, net = sorted(nets.items())[0]
+    netinfo = json.loads(podman("network", "inspect", net_name).stdout)[0]
+    subnets = netinfo.get("subnets") or []
+    subnet = next((s["subnet"] for s in subnets if ":" not in s["subnet"]), "")
+    return {
+        "ip": net["IPAddress"],
+        "mac": net.get("MacAddress", ""),
+        "gateway": net.get("Gateway", ""),
+        "subnet": subnet,
+        "network": net_name,
+        "bridge": netinfo.get("network_interface", ""),
+    }
+
+
+def node_addresses(network: str, count: int) -> list[str]:
+    """``count`` host addresses from the network's IPv4 subnet, from .11 on (the gateway is .1)."""
+    netinfo = json.loads(podman("network", "inspect", network).stdout)[0]
+    subnet = next((s["subnet"] for s in netinfo.get("subnets") or [] if ":" not in s["subnet"]), None)
+    if subnet is None:
+        raise LabError(f"network {network!r} has no IPv4 subnet")
+    hosts = list(ipaddress.ip_network(subnet).hosts())[10 : 10 + count]
+    if len(hosts) < count:
+        raise LabError(f"subnet {subnet} of {network!r} is too small for {count} nodes")
+    return [str(h) for h in hosts]
+
+
+def register(lab: dict[str, Any], region: str) -> None:
+    """Fill each node's network facts and IMDS documents in ``lab`` (in place)."""
+    gpu_ordinal = 0
+    bridges = set(lab.get("bridges", []))
+    for ordinal, node in enumerate(lab["nodes"]):
+        node.update(container_net(node["container"]))
+        bridges.add(node["bridge"])
+        info = SHAPES.shape_info(node["shape"])
+        node["imds"] = imds.node_documents(
+            lab["name"], node, info, region=region, ordinal=ordinal, gpu_ordinal=gpu_ordinal
+        )
+        if node["gpus"]:
+            gpu_ordinal += 1
+    lab["bridges"] = sorted(b for b in bridges if b)
+
+
+# --------------------------------------------------------------------------- IMDS server
+
+
+def imds_pid() -> int | None:
+    """PID of the running IMDS server this state directory started, or None."""
+    pidfile = STATE_DIR / "imds" / "imds.pid"
+    try:
+        pid = int(pidfile.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return None
+    if any(part.endswith(b"imds.py") for part in cmdline) and str(STATE_DIR).encode() in cmdline:
+        return pid
+    return None
+
+
+def ensure_imds(bridges: list[str]) -> int:
+    for bridge in bridges:
+        if not imds.ensure_bridge_address(bridge):
+            raise LabError(f"could not put {imds.IMDS_ADDR}/32 on bridge {bridge!r} (is it up?)")
+    pid = imds_pid()
+    if pid:
+        return pid
+    d = STATE_DIR / "imds"
+    d.mkdir(parents=True, exist_ok=True)
+    log = open(d / "imds.log", "a")  # noqa: SIM115 - handed to the detached child
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "imds.py"), "--state-dir", str(STATE_DIR)],
+        stdout=log,
+        stderr=log,
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    log.close()
+    (d / "imds.pid").write_text(f"{proc.pid}\n")
+    # Ready when it answers (401 without the header is an answer).
+    import urllib.error
+    import urllib.request
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise LabError(f"the IMDS server exited at once (status {proc.returncode}); see {d / 'imds.log'}")
+        try:
+            urllib.request.urlopen(f"http://{imds.IMDS_ADDR}/opc/v2/", timeout=1)
+        except urllib.error.HTTPError:
+            return proc.pid
+        except OSError:
+            time.sleep(0.1)
+            continue
+        return proc.pid
+    raise LabError(f"the IMDS server did not answer within 10 s; see {d / 'imds.log'}")
+
+
+def stop_imds_if_idle() -> int | None:
+    """Stop the IMDS server when no lab is left; returns the PID it stopped."""
+    if all_labs():
+        return None
+    pid = imds_pid()
+    if pid is None:
+        return None
+    os.kill(pid, signal.SIGTERM)
+    for _ in range(50):
+        if not Path(f"/proc/{pid}").exists():
+            break
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        time.sleep(0.1)
+    (STATE_DIR / "imds" / "imds.pid").unlink(missing_ok=True)
+    return pid
+
+
+# --------------------------------------------------------------------------- inventory
+
+
+def _y(value: Any) -> str:
+    return json.dumps(value)
+
+
+def inventory_text(lab: dict[str, Any]) -> str:
+    """A static YAML inventory: podman connection to each container, per-node lab vars, Slurm groups."""
+    lines = [
+        f"# Written by tests/lab/lab for lab {lab['name']!r}; regenerated by every 'lab up' / 'lab attach'.",
+        "all:",
+        "  vars:",
+        "    ansible_connection: containers.podman.podman",
+        "    ansible_python_interpreter: /usr/bin/python3",
+        f"    oci_gpu_lab_name: {_y(lab['name'])}",
+        "  hosts:",
+    ]
+    for n in lab["nodes"]:
+        lines += [
+            f"    {n['name']}:",
+            f"      ansible_host: {_y(n['container'])}",
+            f"      oci_gpu_lab_shape: {_y(n['shape'])}",
+            f"      oci_gpu_lab_gpu_count: {n['gpus']}",
+            f"      oci_gpu_lab_slurm_roles: {_y(n['roles'])}",
+            f"      oci_gpu_lab_private_ip: {_y(n.get('ip', ''))}",
+        ]
+    lines.append("  children:")
+    for role in ROLES:
+        members = [n["name"] for n in lab["nodes"] if role in n["roles"]]
+        lines.append(f"    slurm_{role}:")
+        lines.append("      hosts:" + ("" if members else " {}"))
+        lines += [f"        {m}: {{}}" for m in members]
+    return "\n".join(lines) + "\n"
+
+
+def write_inventory(lab: dict[str, Any], extra: str | None) -> Path:
+    path = lab_dir(lab["name"]) / "inventory.yml"
+    text = inventory_text(lab)
+    path.write_text(text)
+    if extra:
+        Path(extra).parent.mkdir(parents=True, exist_ok=True)
+        Path(extra).write_text(text)
+    return path
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    name = args.name
+    if not NAME_RE.match(name):
+        raise LabError(f"lab name {name!r}: use lower-case letters, digits and '-' (max 31), starting with a letter")
+    nodes = parse_nodes(args.nodes, args.roles)
+    check_host()
+    start = time.monotonic()
+    image = images.image_ref(args.image)
+    if not args.no_build:
+        res = images.build(args.image)
+        if res["built"]:
+            print(f"lab: built {image} in {res['seconds']} s ({res['size_mb']} MB)", flush=True)
+    elif images.current_hash(args.image) is None:
+        raise LabError(f"image {image} does not exist; run: tests/lab/lab images {args.image}")
+    network = f"{name}-net"
+    with state_lock():
+        if read_lab(name) is not None:
+            raise LabError(f"lab {name!r} is already up (see 'lab status --name {name}'); run 'lab down --name {name}'")
+        for n in nodes:
+            n["container"] = f"{name}-{n['name']}"
+            if podman("container", "exists", n["container"], check=False).returncode == 0:
+                raise LabError(f"a container named {n['container']!r} already exists and is not this lab's")
+        net_exists = podman("network", "exists", network, check=False).returncode == 0
+        if net_exists:
+            labels = json.loads(podman("network", "inspect", network).stdout)[0].get("labels") or {}
+            if labels.get(LABEL) != name:
+                raise LabError(f"a podman network named {network!r} exists and is not this lab's")
+        lab: dict[str, Any] = {
+            "name": name,
+            "image": image,
+            "region": args.region,
+            "network": network,
+            "network_created": True,
+            "containers_created": True,
+            "nodes": nodes,
+            "bridges": [],
+            "created": time.time(),
+        }
+        # Record intent first: a failure half-way leaves a state 'down' can clean up.
+        write_lab(lab)
+        try:
+            if not net_exists:
+                podman("network", "create", "--label", f"{LABEL}={name}", network)
+            # Fixed addresses: a restarted node keeps its IP, so IMDS, inventory and tenancy stay true.
+            for n, ip in zip(nodes, node_addresses(network, len(nodes)), strict=True):
+                n["ip"] = ip
+            for n in nodes:
+                podman(
+                    "run",
+                    "--detach",
+                    "--ip",
+                    n["ip"],
+                    "--name",
+                    n["container"],
+                    "--hostname",
+                    n["name"],
+                    "--network",
+                    network,
+                    "--network-alias",
+                    n["name"],
+                    "--privileged",
+                    "--systemd=always",
+                    "--label",
+                    f"{LABEL}={name}",
+                    "--label",
+                    f"{NODE_LABEL}={n['name']}",
+                    image,
+                    "/sbin/init",
+                )
+            with ThreadPoolExecutor(max_workers=8) as pool:
+                list(pool.map(lambda n: wait_booted(n["container"]), nodes))
+                list(pool.map(lambda n: setup_node(name, n), nodes))
+            register(lab, args.region)
+            write_lab(lab)
+            pid = ensure_imds(lab["bridges"])
+        except BaseException:
+            print(f"lab: 'up' failed; the partial lab stays for inspection: 'lab down --name {name}' removes it")
+            raise
+        inv = write_inventory(lab, args.inventory)
+    print_status(lab, pid)
+    print(f"lab: inventory {inv}" + (f" (copied to {args.inventory})" if args.inventory else ""))
+    print(f"lab: {len(nodes)} node(s) up in {time.monotonic() - start:.1f} s")
+    return 0
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    """Make existing containers (molecule's) lab nodes: fake devices, nvidia-smi, IMDS records."""
+    check_host()
+    nodes = parse_nodes(args.nodes, args.roles)
+    with state_lock():
+        lab = read_lab(args.name) or {
+            "name": args.name,
+            "image": "",
+            "region": args.region,
+            "network": "",
+            "network_created": False,
+            "containers_created": False,
+            "nodes": [],
+            "bridges": [],
+            "created": time.time(),
+        }
+        if lab.get("containers_created"):
+            raise LabError(f"lab {args.name!r} was made by 'lab up'; attach containers to a lab of their own")
+        by_name = {n["name"]: n for n in lab["nodes"]}
+        for n in nodes:
+            n["container"] = n["name"]
+            if podman("container", "exists", n["container"], check=False).returncode != 0:
+                raise LabError(f"no container named {n['container']!r} to attach")
+            by_name[n["name"]] = n
+        lab["nodes"] = [by_name[k] for k in sorted(by_name)]
+        for n in nodes:
+            wait_booted(n["container"])
+            setup_node(args.name, n)
+        register(lab, lab.get("region") or args.region)
+        write_lab(lab)
+        pid = ensure_imds(lab["bridges"])
+        write_inventory(lab, args.inventory)
+    print_status(lab, pid)
+    return 0
+
+
+def _containers_labelled(name: str) -> list[str]:
+    out = podman("ps", "-a", "--filter", f"label={LABEL}={name}", "--format", "{{.Names}}", check=False).stdout
+    return [c for c in out.split() if c]
+
+
+def _networks_labelled(name: str) -> list[str]:
+    out = podman("network", "ls", "--filter", f"label={LABEL}={name}", "--format", "{{.Name}}", check=False).stdout
+    return [c for c in out.split() if c]
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        raise LabError("run as root")
+    name = args.name
+    removed: list[str] = []
+    with state_lock():
+        lab = read_lab(name)
+        containers = _containers_labelled(name)
+        networks = _networks_labelled(name)
+        if lab and lab.get("containers_created"):
+            containers = sorted(set(containers) | {n["container"] for n in lab["nodes"]})
+        if lab and lab.get("network_created"):
+            networks = sorted(set(networks) | {lab["network"]})
+        for c in containers:
+            if podman("container", "exists", c, check=False).returncode == 0:
+                podman("rm", "--force", "--time", "3", c)
+                removed.append(f"container {c}")
+        for net in networks:
+            if podman("network", "exists", net, check=False).returncode == 0:
+                podman("network", "rm", net)
+                removed.append(f"network {net}")
+        if lab and not lab.get("network_created"):
+            # Someone else's bridge: take back only the address the lab put there.
+            for bridge in lab.get("bridges", []):
+                if imds.bridge_has_address(bridge):
+                    subprocess.run(["ip", "addr", "del", f"{imds.IMDS_ADDR}/32", "dev", bridge], check=False)
+                    removed.append(f"address {imds.IMDS_ADDR} on {bridge}")
+        if lab_dir(name).exists():
+            shutil.rmtree(lab_dir(name))
+            removed.append(f"state {lab_dir(name)}")
+        pid = stop_imds_if_idle()
+        if pid:
+            removed.append(f"IMDS server (pid {pid})")
+    if not removed and lab is None:
+        print(f"lab: nothing to remove for lab {name!r}")
+    for item in removed:
+        print(f"lab: removed {item}")
+    return 0
+
+
+def print_status(lab: dict[str, Any], pid: int | None) -> None:
+    states = {}
+    out = podman("ps", "-a", "--format", "json", check=False).stdout or "[]"
+    for entry in json.loads(out):
+        for cname in entry.get("Names") or []:
+            states[cname] = entry.get("State", "?")
+    print(f"lab {lab['name']}: network {lab.get('network') or '-'} bridges {','.join(lab.get('bridges', [])) or '-'}")
+    print(f"  {'node':<16} {'container':<28} {'state':<9} {'ip':<15} {'shape':<22} gpus roles")
+    for n in lab["nodes"]:
+        print(
+            f"  {n['name']:<16} {n['container']:<28} {states.get(n['container'], 'missing'):<9} "
+            f"{n.get('ip', '-'):<15} {n['shape']:<22} {n['gpus']:>4} {'+'.join(n['roles'])}"
+        )
+    print(f"  IMDS: http://{imds.IMDS_ADDR}/opc/v2/ " + (f"(server pid {pid})" if pid else "(server not running)"))
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    names = [args.name] if args.name else all_labs()
+    labs = [lab for lab in (read_lab(n) for n in names) if lab]
+    if args.json:
+        print(json.dumps({"labs": labs, "imds_pid": imds_pid()}, indent=2))
+        return 0 if labs or not args.name else 1
+    if not labs:
+        print("lab: no lab is up" if not args.name else f"lab: no lab named {args.name!r}")
+        return 0 if not args.name else 1
+    for lab in labs:
+        print_status(lab, imds_pid())
+        print(f"  inventory: {lab_dir(lab['name']) / 'inventory.yml'}")
+    return 0
+
+
+def cmd_images(args: argparse.Namespace) -> int:
+    return images.main(args.rest)
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    return subprocess.run(["bash", str(HERE / "host_prepare.sh"), *args.rest], check=False).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lab", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start a lab")
+    up.add_argument("--name", default="lab", help="lab name: prefix of its containers and network (default: lab)")
+    up.add_argument("--nodes", required=True, help="name:SHAPE,... e.g. ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8")
+    up.add_argument("--roles", help="node=role[+role],... (controller, dbd, compute, login); default from name/shape")
+    up.add_argument("--image", default="trixie", choices=images.SUITES)
+    up.add_argument("--region", default="us-ashburn-1")
+    up.add_argument("--inventory", help="also write the inventory to this path")
+    up.add_argument("--no-build", action="store_true", help="fail instead of building a missing image")
+    up.set_defaults(func=cmd_up)
+    at = sub.add_parser("attach", help="make existing containers lab nodes (node name = container name)")
+    at.add_argument("--name", required=True)
+    at.add_argument("--nodes", required=True, help="container:SHAPE,...")
+    at.add_argument("--roles")
+    at.add_argument("--region", default="us-ashburn-1")
+    at.add_argument("--inventory")
+    at.set_defaults(func=cmd_attach)
+    down = sub.add_parser("down", help="remove a lab: its containers, network, state and (if last) the IMDS server")
+    down.add_argument("--name", default="lab")
+    down.set_defaults(func=cmd_down)
+    st = sub.add_parser("status", help="show labs")
+    st.add_argument("--name")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_status)
+    im = sub.add_parser("images", help="build the base images (see images.py --help)", add_help=False)
+    im.add_argument("rest", nargs=argparse.REMAINDER)
+    im.set_defaults(func=cmd_images)
+    pr = sub.add_parser("prepare", help="prepare this host (host_prepare.sh)", add_help=False)
+    pr.add_argument("rest", nargs=argparse.REMAINDER)
+    pr.set_defaults(func=cmd_prepare)
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
