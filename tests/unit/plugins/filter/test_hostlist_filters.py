@@ -1,0 +1,162 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The hostlist filters, called through a real `ansible` run and directly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import FilterModule as CompressModule
+from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import hostlist_compress
+from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import FilterModule as ExpandModule
+from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import hostlist_expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import compress, expand
+
+REPO = Path(__file__).resolve().parents[4]
+COLLECTIONS = REPO / "build" / "collections"
+
+
+def _ansible() -> str:
+    beside = Path(sys.executable).parent / "ansible"
+    found = str(beside) if beside.exists() else shutil.which("ansible")
+    assert found, "the ansible CLI is not installed next to this Python"
+    return found
+
+
+def run_debug(tmp_path: Path, msg: str, variables: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """`ansible localhost -m debug -a msg=...`; returns (rc, the host's result) from the json callback."""
+    (tmp_path / "vars.json").write_text(json.dumps(variables))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
+    env.update(
+        ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS),
+        ANSIBLE_STDOUT_CALLBACK="json",
+        ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
+        ANSIBLE_LOCALHOST_WARNING="0",
+        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
+        ANSIBLE_NOCOLOR="1",
+    )
+    proc = subprocess.run(
+        [
+            _ansible(),
+            "localhost",
+            "-e",
+            f"@{tmp_path / 'vars.json'}",
+            "-m",
+            "ansible.builtin.debug",
+            "-a",
+            f"msg={msg}",
+        ],
+        cwd=tmp_path,  # no ansible.cfg from the caller's directory
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        pytest.fail(f"ansible printed no JSON (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+    return proc.returncode, report["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+EXPRESSIONS = [
+    "gpu[001-004],login1",
+    "n[1-3,7,10-12]",
+    "rack[1-2]-gpu[01-04]",
+    "a[1-2]b[3-4]c[5-6]",
+    "n[08-10] n[1,01]",
+    ["n[1-2]", "m1", "n1"],
+    "",
+]
+NAME_LISTS = [
+    ["gpu003", "gpu001", "gpu002", "gpu001", "login1"],
+    [f"rack{r}-gpu{g:02d}" for r in range(1, 5) for g in range(1, 9)],
+    ["n9", "n10", "n09", "n010", "n1", "n01"],
+    ["gpu1-ib", "gpu2-ib", "head"],
+    [],
+]
+
+
+def test_filters_through_ansible(tmp_path: Path) -> None:
+    rc, result = run_debug(
+        tmp_path,
+        "{{ {'expanded': exprs | map('oci_gpu.cluster.hostlist_expand') | list,"
+        " 'compressed': lists | map('oci_gpu.cluster.hostlist_compress') | list,"
+        " 'group': groups['all'] | oci_gpu.cluster.hostlist_compress,"
+        " 'round_trip': (lists[1] | oci_gpu.cluster.hostlist_compress | oci_gpu.cluster.hostlist_expand | sort) } }}",
+        {"exprs": EXPRESSIONS, "lists": NAME_LISTS},
+    )
+    assert rc == 0, result
+    msg = result["msg"]
+    assert msg["expanded"] == [expand(e) if isinstance(e, str) else expand(",".join(e)) for e in EXPRESSIONS]
+    assert msg["expanded"][0] == ["gpu001", "gpu002", "gpu003", "gpu004", "login1"]
+    assert msg["compressed"] == [compress(names) for names in NAME_LISTS]
+    assert msg["compressed"][:2] == ["gpu[001-003],login1", "rack[1-4]-gpu[01-08]"]
+    assert msg["group"] == ""  # implicit localhost only: `all` is empty
+    assert msg["round_trip"] == sorted(NAME_LISTS[1])
+
+
+@pytest.mark.parametrize(
+    ("msg", "variables", "error"),
+    [
+        (
+            "{{ 'gpu[3-1]' | oci_gpu.cluster.hostlist_expand }}",
+            {},
+            'hostlist "gpu[3-1]": range start 3 is greater than end 1',
+        ),
+        (
+            "{{ bad | oci_gpu.cluster.hostlist_expand }}",
+            {"bad": ["n1", "n[1-2]-ib"]},
+            "text '-ib' after the last bracket",
+        ),
+        ("{{ ['n1', 'a,b'] | oci_gpu.cluster.hostlist_compress }}", {}, "host name \"a,b\": ',' is not allowed"),
+        ("{{ 'n[1-2]' | oci_gpu.cluster.hostlist_compress }}", {}, "expected a list of host names, got str"),
+    ],
+    ids=["expand-range", "expand-suffix", "compress-comma", "compress-string"],
+)
+def test_filter_errors_through_ansible(tmp_path: Path, msg: str, variables: dict[str, Any], error: str) -> None:
+    rc, result = run_debug(tmp_path, msg, variables)
+    assert rc != 0
+    assert result.get("failed") is True
+    assert error in result["msg"], result["msg"]
+
+
+def test_filter_modules_register_one_filter_each() -> None:
+    assert list(ExpandModule().filters()) == ["hostlist_expand"]
+    assert list(CompressModule().filters()) == ["hostlist_compress"]
+
+
+def test_filters_directly() -> None:
+    assert hostlist_expand("n[1-2]") == ["n1", "n2"]
+    assert hostlist_expand(("n[1-2]", "m")) == ["n1", "n2", "m"]
+    assert hostlist_compress(["n2", "gpu1", "gpu2"]) == "gpu[1-2],n2"
+    assert hostlist_compress(x for x in ["a1"]) == "a1"
+
+
+@pytest.mark.parametrize(
+    ("func", "value", "error"),
+    [
+        (hostlist_expand, "n[", "hostlist_expand: hostlist \"n[\": '[' without a closing ']'"),
+        (hostlist_expand, 5, "hostlist_expand: expected a hostlist expression or a list of them, got int"),
+        (hostlist_expand, {"a": 1}, "got dict"),
+        (hostlist_expand, None, "got NoneType"),
+        (hostlist_compress, "gpu1", "use hostlist_expand to turn an expression into a list"),
+        (hostlist_compress, {"a": 1}, "expected a list of host names, got dict"),
+        (hostlist_compress, [""], 'hostlist_compress: host name "": empty'),
+        (hostlist_compress, 3, "got int"),
+    ],
+)
+def test_filter_errors_directly(func: Any, value: Any, error: str) -> None:
+    with pytest.raises(AnsibleFilterError) as err:
+        func(value)
+    assert error in str(err.value)
