@@ -1,0 +1,173 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The podman lab end to end: two nodes up, devices and IMDS per node, restart, down leaves nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "lab"))
+
+import labtest  # noqa: E402
+
+pytestmark = [pytest.mark.slow]
+
+NAME = f"pyt{os.getpid() % 100000}"
+GPU_SHAPE = "BM.GPU.L40S.4"
+CPU_SHAPE = "VM.Standard.E5.Flex"
+
+IMDS_PROBE = r"""
+import json, sys, urllib.error, urllib.request
+out = {}
+for key, path, auth in (
+    ("instance", "/opc/v2/instance/", True),
+    ("shape", "/opc/v2/instance/shape", True),
+    ("host", "/opc/v2/host/", True),
+    ("vnics", "/opc/v2/vnics/", True),
+    ("noauth", "/opc/v2/instance/", False),
+):
+    req = urllib.request.Request("http://169.254.169.254" + path)
+    if auth:
+        req.add_header("Authorization", "Bearer Oracle")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            body = resp.read().decode()
+            out[key] = {"status": resp.status, "body": body}
+    except urllib.error.HTTPError as exc:
+        out[key] = {"status": exc.code, "body": ""}
+print(json.dumps(out))
+"""
+
+
+def podman(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=False)
+
+
+def imds_from(container: str) -> dict[str, Any]:
+    res = podman("exec", container, "python3", "-c", IMDS_PROBE)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def devices(container: str) -> list[tuple[str, int, int]]:
+    res = podman("exec", container, "sh", "-c", "stat -c '%n %t %T' /dev/nvidia* 2>/dev/null; true")
+    out = []
+    for line in res.stdout.splitlines():
+        name, major, minor = line.split()
+        out.append((name, int(major, 16), int(minor, 16)))
+    return sorted(out)
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[dict[str, Any]]:
+    labtest.ensure_ready(("trixie",))
+    before = {
+        "containers": labtest.podman_names("ps"),
+        "networks": labtest.podman_names("network"),
+        "labs": labtest.run_lab("status", "--json").stdout,
+    }
+    start = time.monotonic()
+    up = labtest.run_lab(
+        "up", "--name", NAME, "--nodes", f"ctl:{CPU_SHAPE},gpu1:{GPU_SHAPE}", "--image", "trixie", "--no-build"
+    )
+    seconds = time.monotonic() - start
+    try:
+        assert up.returncode == 0, f"lab up failed:\n{up.stdout}\n{up.stderr}"
+        status = json.loads(labtest.run_lab("status", "--name", NAME, "--json").stdout)
+        yield {"status": status["labs"][0], "imds_pid": status["imds_pid"], "before": before, "seconds": seconds}
+    finally:
+        down = labtest.run_lab("down", "--name", NAME)
+        assert down.returncode == 0, f"lab down failed:\n{down.stdout}\n{down.stderr}"
+
+
+def test_up_is_fast_and_writes_an_inventory(lab: dict[str, Any]) -> None:
+    assert lab["seconds"] < 120, f"2-node lab took {lab['seconds']:.1f} s"
+    inv_path = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab")) / "labs" / NAME / "inventory.yml"
+    res = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inv_path), "--list"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["slurm_compute"]["hosts"] == ["gpu1"]
+    assert data["slurm_controller"]["hosts"] == ["ctl"]
+    hostvars = data["_meta"]["hostvars"]
+    assert hostvars["gpu1"]["ansible_host"] == f"{NAME}-gpu1"
+    assert hostvars["gpu1"]["oci_gpu_lab_gpu_count"] == 4
+    assert hostvars["ctl"]["ansible_connection"] == "containers.podman.podman"
+
+
+def test_gpu_node_has_its_shapes_devices_and_nvidia_smi(lab: dict[str, Any]) -> None:
+    devs = devices(f"{NAME}-gpu1")
+    assert devs == sorted([(f"/dev/nvidia{i}", 195, i) for i in range(4)] + [("/dev/nvidiactl", 195, 255)])
+    smi = podman("exec", f"{NAME}-gpu1", "nvidia-smi", "-L")
+    assert smi.returncode == 0
+    assert [line.split(":")[0] for line in smi.stdout.splitlines()] == [f"GPU {i}" for i in range(4)]
+    assert all("NVIDIA L40S (UUID: GPU-" in line for line in smi.stdout.splitlines())
+    q = podman("exec", f"{NAME}-gpu1", "nvidia-smi", "--query-gpu=index,memory.total", "--format=csv,noheader")
+    assert q.stdout.splitlines() == [f"{i}, 46068 MiB" for i in range(4)]
+
+
+def test_cpu_node_has_no_gpu(lab: dict[str, Any]) -> None:
+    assert devices(f"{NAME}-ctl") == []
+    assert podman("exec", f"{NAME}-ctl", "sh", "-c", "command -v nvidia-smi").returncode != 0
+
+
+def test_imds_answers_each_node_for_itself(lab: dict[str, Any]) -> None:
+    nodes = {n["name"]: n for n in lab["status"]["nodes"]}
+    for name, shape, gpus in (("gpu1", GPU_SHAPE, 4), ("ctl", CPU_SHAPE, 0)):
+        got = imds_from(f"{NAME}-{name}")
+        assert got["noauth"]["status"] == 401
+        assert got["instance"]["status"] == 200
+        inst = json.loads(got["instance"]["body"])
+        assert inst["shape"] == shape
+        assert inst["displayName"] == inst["hostname"] == name
+        assert inst["shapeConfig"].get("gpus", 0) == gpus
+        assert inst["freeformTags"]["slurm_role"] == ("compute" if gpus else "controller,dbd")
+        assert got["shape"]["body"] == shape
+        host = json.loads(got["host"]["body"])
+        assert ("rdmaTopologyData" in host) == bool(gpus)
+        vnics = json.loads(got["vnics"]["body"])
+        assert vnics[0]["privateIp"] == nodes[name]["ip"]
+
+
+def test_gpu_node_keeps_devices_and_address_across_restart(lab: dict[str, Any]) -> None:
+    container = f"{NAME}-gpu1"
+    assert podman("restart", "--time", "3", container).returncode == 0
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        state = podman("exec", container, "systemctl", "is-system-running").stdout.strip()
+        if state in ("running", "degraded"):
+            break
+        time.sleep(0.5)
+    assert len(devices(container)) == 5
+    inst = json.loads(imds_from(container)["instance"]["body"])
+    assert inst["shape"] == GPU_SHAPE
+
+
+def test_down_leaves_nothing_behind(lab: dict[str, Any]) -> None:
+    """Runs last in this module: take the lab down early and compare with the host before 'up'."""
+    down = labtest.run_lab("down", "--name", NAME)
+    assert down.returncode == 0, down.stderr
+    assert labtest.podman_names("ps") == lab["before"]["containers"]
+    assert labtest.podman_names("network") == lab["before"]["networks"]
+    before_labs = json.loads(lab["before"]["labs"])["labs"]
+    status = json.loads(labtest.run_lab("status", "--json").stdout)
+    assert [x["name"] for x in status["labs"]] == [x["name"] for x in before_labs]
+    if not before_labs:
+        assert status["imds_pid"] is None
+        assert not Path(f"/proc/{lab['imds_pid']}").exists(), "IMDS server still running after the last lab"
+    again = labtest.run_lab("down", "--name", NAME)
+    assert again.returncode == 0 and "nothing to remove" in again.stdout
