@@ -1,0 +1,297 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Pure parts of the podman lab (tests/lab): node specs, IMDS documents and answers, apt sources, nvidia-smi."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+LAB = Path(__file__).resolve().parents[2] / "lab"
+sys.path.insert(0, str(LAB))
+
+import images  # noqa: E402
+import imds  # noqa: E402
+import labctl  # noqa: E402
+
+# ----------------------------------------------------------------------------- node specs
+
+
+@pytest.mark.parametrize(
+    ("shape", "gpus"),
+    [
+        ("BM.GPU.H100.8", 8),
+        ("BM.GPU.A100-v2.8", 8),
+        ("BM.GPU.L40S.4", 4),
+        ("VM.GPU.A10.1", 1),
+        ("VM.Standard.E5.Flex", 0),
+    ],
+)
+def test_shape_gpus_follow_the_collections_shape_table(shape: str, gpus: int) -> None:
+    assert labctl.shape_gpus(shape) == gpus == labctl.SHAPES.gpu_count(shape)
+
+
+@pytest.mark.parametrize(
+    ("shape", "message"), [("BM.GPU.NOPE.8", "unknown shape"), ("BM.GPU.MI300X.8", "only fakes NVIDIA")]
+)
+def test_shape_gpus_refuses_what_the_lab_cannot_fake(shape: str, message: str) -> None:
+    with pytest.raises(SystemExit, match=message):
+        labctl.shape_gpus(shape)
+
+
+def test_parse_nodes_defaults_and_explicit_roles() -> None:
+    nodes = labctl.parse_nodes(
+        "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,login1:VM.Standard.E5.Flex,cpu1:BM.Optimized3.36"
+    )
+    assert [(n["name"], n["gpus"], n["roles"]) for n in nodes] == [
+        ("ctl", 0, ["controller", "dbd"]),
+        ("gpu1", 8, ["compute"]),
+        ("login1", 0, ["login"]),
+        ("cpu1", 0, ["compute"]),
+    ]
+    nodes = labctl.parse_nodes("a:VM.Standard.E5.Flex,b:BM.GPU.L40S.4", "a=controller+login")
+    assert nodes[0]["roles"] == ["controller", "login"] and nodes[1]["roles"] == ["compute"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "roles", "message"),
+    [
+        ("gpu1", None, "write name:SHAPE"),
+        ("Gpu1:BM.GPU.H100.8", None, "lower-case"),
+        ("a:VM.Standard.E5.Flex,a:VM.Standard.E5.Flex", None, "given twice"),
+        ("a:VM.Standard.E5.Flex", "b=compute", "not in --nodes"),
+        ("a:VM.Standard.E5.Flex", "a=boss", "roles from"),
+        ("", None, "empty"),
+    ],
+)
+def test_parse_nodes_refuses_bad_input(spec: str, roles: str | None, message: str) -> None:
+    with pytest.raises(SystemExit, match=message):
+        labctl.parse_nodes(spec, roles)
+
+
+def test_gpu_inventory_is_deterministic_and_shaped_like_nvidia_smi() -> None:
+    gpus = labctl.gpu_inventory("lab", "gpu1", "BM.GPU.H100.8")
+    assert gpus == labctl.gpu_inventory("lab", "gpu1", "BM.GPU.H100.8")
+    assert [g["index"] for g in gpus] == list(range(8))
+    assert {g["name"] for g in gpus} == {"NVIDIA H100 80GB HBM3"}
+    assert len({g["uuid"] for g in gpus}) == 8
+    assert all(g["uuid"].startswith("GPU-") and len(g["uuid"]) == 40 for g in gpus)
+    assert gpus != labctl.gpu_inventory("lab", "gpu2", "BM.GPU.H100.8")
+
+
+def test_node_payload_makes_devices_only_for_gpu_shapes() -> None:
+    gpu = labctl.node_payload("lab", {"name": "g", "shape": "BM.GPU.L40S.4", "roles": ["compute"]})
+    assert gpu["devices"] == [(f"/dev/nvidia{i}", 195, i) for i in range(4)] + [("/dev/nvidiactl", 195, 255)]
+    rules = gpu["files"]["/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"][1]
+    assert "c /dev/nvidia3 0666 root root - 195:3" in rules and "195:255" in rules
+    assert "/usr/bin/nvidia-smi" in gpu["files"]
+    cpu = labctl.node_payload("lab", {"name": "c", "shape": "VM.Standard.E5.Flex", "roles": ["login"]})
+    assert cpu["devices"] == [] and "/usr/bin/nvidia-smi" not in cpu["files"]
+    assert "/usr/bin/nvidia-smi" in cpu["remove_devices"]
+
+
+def test_inventory_text_groups_nodes_by_slurm_role() -> None:
+    yaml = pytest.importorskip("yaml")
+    lab = {
+        "name": "t",
+        "nodes": [
+            {
+                "name": "ctl",
+                "container": "t-ctl",
+                "shape": "VM.Standard.E5.Flex",
+                "gpus": 0,
+                "roles": ["controller", "dbd"],
+            },
+            {
+                "name": "gpu1",
+                "container": "t-gpu1",
+                "shape": "BM.GPU.H100.8",
+                "gpus": 8,
+                "roles": ["compute"],
+                "ip": "10.0.0.2",
+            },
+        ],
+    }
+    inv = yaml.safe_load(labctl.inventory_text(lab))
+    assert inv["all"]["vars"]["ansible_connection"] == "containers.podman.podman"
+    assert inv["all"]["hosts"]["gpu1"]["ansible_host"] == "t-gpu1"
+    assert inv["all"]["hosts"]["gpu1"]["oci_gpu_lab_gpu_count"] == 8
+    assert set(inv["all"]["children"]["slurm_dbd"]["hosts"]) == {"ctl"}
+    assert set(inv["all"]["children"]["slurm_compute"]["hosts"]) == {"gpu1"}
+    assert inv["all"]["children"]["slurm_login"]["hosts"] == {}
+
+
+# ----------------------------------------------------------------------------- IMDS
+
+
+def _node(name: str = "gpu1", shape: str = "BM.GPU.H100.8", ip: str = "10.89.0.12") -> dict[str, Any]:
+    return {
+        "name": name,
+        "shape": shape,
+        "roles": ["compute"],
+        "ip": ip,
+        "mac": "02:00:00:00:00:01",
+        "gateway": "10.89.0.1",
+        "subnet": "10.89.0.0/24",
+    }
+
+
+def _docs(node: dict[str, Any], gpu_ordinal: int = 0) -> dict[str, Any]:
+    return imds.node_documents("lab", node, labctl.SHAPES.shape_info(node["shape"]), gpu_ordinal=gpu_ordinal)
+
+
+def test_gpu_node_documents_carry_shape_gpus_and_rdma_topology() -> None:
+    docs = _docs(_node())
+    inst, host, vnics = docs["instance"], docs["host"], docs["vnics"]
+    assert inst["shape"] == "BM.GPU.H100.8"
+    assert inst["shapeConfig"]["gpus"] == 8 and inst["shapeConfig"]["ocpus"] == 112.0
+    assert inst["canonicalRegionName"] == "us-ashburn-1" and inst["region"] == "iad"
+    assert inst["availabilityDomain"] == "LAB:US-ASHBURN-AD-1"
+    assert inst["id"].startswith("ocid1.instance.oc1.iad.")
+    assert inst["freeformTags"]["slurm_role"] == "compute"
+    topo = host["rdmaTopologyData"]
+    assert {"customerHPCIslandId", "customerNetworkBlock", "customerLocalBlock", "customerHostId"} <= set(topo)
+    assert len(host["rackId"]) == 64
+    assert vnics == [
+        {
+            "vnicId": vnics[0]["vnicId"],
+            "privateIp": "10.89.0.12",
+            "vlanTag": 100,
+            "macAddr": "02:00:00:00:00:01",
+            "virtualRouterIp": "10.89.0.1",
+            "subnetCidrBlock": "10.89.0.0/24",
+            "nicIndex": 0,
+        }
+    ]
+
+
+def test_gpu_nodes_share_island_and_pair_up_in_local_blocks() -> None:
+    blocks = [_docs(_node(f"g{i}"), gpu_ordinal=i)["host"]["rdmaTopologyData"] for i in range(4)]
+    assert len({b["customerHPCIslandId"] for b in blocks}) == 1
+    assert len({b["customerNetworkBlock"] for b in blocks}) == 1
+    assert blocks[0]["customerLocalBlock"] == blocks[1]["customerLocalBlock"] != blocks[2]["customerLocalBlock"]
+
+
+def test_cpu_node_documents_have_no_gpus_and_no_rdma() -> None:
+    docs = _docs(_node("ctl", "VM.Standard.E5.Flex"))
+    assert "gpus" not in docs["instance"]["shapeConfig"]
+    assert "rdmaTopologyData" not in docs["host"]
+    assert "nicIndex" not in docs["vnics"][0]
+
+
+AUTH = {"Authorization": "Bearer Oracle"}
+
+
+@pytest.mark.parametrize(
+    ("path", "headers", "status", "body"),
+    [
+        ("/opc/v2/instance/shape", AUTH, 200, "BM.GPU.H100.8"),
+        ("/opc/v2/instance/shapeConfig/gpus", AUTH, 200, "8"),
+        ("/opc/v2/instance/freeformTags/slurm_role", AUTH, 200, "compute"),
+        ("/opc/v2/vnics/0/privateIp", AUTH, 200, "10.89.0.12"),
+        ("/opc/v2/instance/shape", {}, 401, None),
+        ("/opc/v2/instance/shape", {"authorization": "Bearer Other"}, 401, None),
+        ("/opc/v2/instance/nope", AUTH, 404, None),
+        ("/opc/v2/identity/cert.pem", AUTH, 404, None),
+        ("/opc/v1/instance/", {}, 404, None),
+        ("/opc/v2/instance/", {**AUTH, "X-Forwarded-For": "1.2.3.4"}, 400, None),
+    ],
+)
+def test_answer_paths_auth_and_plain_text(path: str, headers: dict[str, str], status: int, body: str | None) -> None:
+    node = {"imds": _docs(_node())}
+    got = imds.answer(node, "10.89.0.12", path, headers)
+    assert got[0] == status
+    if body is not None:
+        assert got[2] == body
+
+
+def test_answer_json_documents_and_unknown_client() -> None:
+    node = {"imds": _docs(_node())}
+    status, ctype, body = imds.answer(node, "10.89.0.12", "/opc/v2/host/", AUTH)
+    assert (status, ctype) == (200, "application/json") and "rdmaTopologyData" in json.loads(body)
+    assert imds.answer(None, "10.9.9.9", "/opc/v2/instance/", AUTH)[0] == 404
+
+
+def test_lab_index_maps_addresses_across_labs(tmp_path: Path) -> None:
+    for lab, ip in (("a", "10.89.0.11"), ("b", "10.89.1.11")):
+        d = tmp_path / "labs" / lab
+        d.mkdir(parents=True)
+        node = {**_node(ip=ip), "imds": _docs(_node(ip=ip))}
+        (d / "lab.json").write_text(json.dumps({"name": lab, "nodes": [node], "bridges": []}))
+    index = imds.LabIndex(tmp_path)
+    assert set(index.nodes_by_ip()) == {"10.89.0.11", "10.89.1.11"}
+    (tmp_path / "labs" / "a" / "lab.json").unlink()
+    assert set(index.nodes_by_ip()) == {"10.89.1.11"}
+
+
+# ----------------------------------------------------------------------------- apt sources / recipe
+
+
+def test_apt_sources_deb822_and_one_line() -> None:
+    deb822 = (
+        "Types: deb\nURIs: http://mirror.invalid/debian\nSuites: bookworm bookworm-updates\nComponents: main\n\n"
+        "Types: deb-src\nURIs: http://src.invalid/debian\nSuites: bookworm\n\n"
+        "Types: deb\nURIs: http://mirror.invalid/debian-security\nSuites: bookworm-security\nComponents: main\n"
+    )
+    one = "# comment\ndeb [arch=amd64 signed-by=/k.gpg] http://other.invalid/debian trixie main contrib\n"
+    sources = images.parse_deb822(deb822) + images.parse_one_line(one)
+    assert [(s.uri, s.suites) for s in sources] == [
+        ("http://mirror.invalid/debian", ["bookworm", "bookworm-updates"]),
+        ("http://mirror.invalid/debian-security", ["bookworm-security"]),
+        ("http://other.invalid/debian", ["trixie"]),
+    ]
+    assert images.debian_mirrors(sources) == ("http://mirror.invalid/debian", "http://mirror.invalid/debian-security")
+    with pytest.raises(SystemExit, match="no plain Debian suite"):
+        images.debian_mirrors(images.parse_deb822(deb822.split("\n\n")[2]))
+
+
+def test_recipe_hash_changes_with_the_recipe_only() -> None:
+    a = images.recipe_hash(images.recipe("trixie"))
+    assert a == images.recipe_hash(images.recipe("trixie"))
+    assert a != images.recipe_hash(images.recipe("bookworm"))
+    assert a != images.recipe_hash(images.recipe("trixie", prefetch=False))
+
+
+# ----------------------------------------------------------------------------- nvidia-smi stand-in
+
+
+def _smi(tmp_path: Path, *args: str, count: int = 2) -> subprocess.CompletedProcess[str]:
+    gpus = labctl.gpu_inventory("lab", "n", "BM.GPU.H100.8")[:count]
+    (tmp_path / "gpus.json").write_text(json.dumps(gpus))
+    # Outside a lab node /dev/nvidiaN do not exist: the stand-in must then report nothing.
+    env = {"OCI_GPU_LAB_GPUS_FILE": str(tmp_path / "gpus.json"), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, str(LAB / "nvidia_smi.py"), *args], capture_output=True, text=True, env=env)
+
+
+def test_nvidia_smi_reports_nothing_without_device_nodes(tmp_path: Path) -> None:
+    res = _smi(tmp_path, "-L")
+    assert res.returncode == 6 and "No devices were found" in res.stdout
+
+
+def test_nvidia_smi_fields_and_formats(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(LAB))
+    import nvidia_smi
+
+    gpu = {**labctl.gpu_inventory("lab", "n", "BM.GPU.H100.8")[0], "count": 8}
+    assert nvidia_smi._field(gpu, "memory.total", True) == "81559 MiB"
+    assert nvidia_smi._field(gpu, "memory.total", False) == "81559"
+    assert nvidia_smi._field(gpu, "pci.bus_id", True) == "00000000:0F:00.0"
+    assert nvidia_smi._field(gpu, "name", True) == "NVIDIA H100 80GB HBM3"
+    with pytest.raises(KeyError):
+        nvidia_smi._field(gpu, "clocks.bogus", True)
+    gpus = labctl.gpu_inventory("lab", "n", "BM.GPU.H100.8")[:2]
+    monkeypatch.setattr(nvidia_smi, "visible_gpus", lambda: [dict(g, count=2) for g in gpus])
+    capsys.readouterr()
+    assert nvidia_smi.main(["--query-gpu=index,uuid,memory.total", "--format=csv,noheader"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{g['index']}, {g['uuid']}, 81559 MiB" for g in gpus]
+    assert nvidia_smi.main(["--query-gpu=index,memory.total", "--format=csv,nounits", "-i", "1"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["index, memory.total", "1, 81559"]
+    assert nvidia_smi.main(["-L"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == f"GPU 1: NVIDIA H100 80GB HBM3 (UUID: {gpus[1]['uuid']})"
+    assert nvidia_smi.main(["--query-gpu=index,bogus", "--format=csv"]) == 2
+    assert nvidia_smi.main(["--query-gpu=index"]) == 2
