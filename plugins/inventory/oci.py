@@ -125,6 +125,14 @@ options:
         that allow public IPs).
     type: bool
     default: true
+  retry_max_attempts:
+    description: Attempts per API call (429, 5xx and connection errors are retried with backoff).
+    type: int
+    default: 8
+  retry_max_wait:
+    description: Longest wait between two attempts, in seconds.
+    type: float
+    default: 30
   max_workers:
     description: Concurrent API calls per region.
     type: int
@@ -255,7 +263,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             auth = _oci_auth.resolve_auth(params, dict(os.environ))
         except _oci_auth.OciAuthError as exc:
             raise AnsibleError(str(exc)) from exc
-        api = inv.SdkApi(auth, self.get_option("service_endpoint") or {}, opts["limit"])
+        retry = _oci_auth.retry_strategy(self.get_option("retry_max_attempts"), self.get_option("retry_max_wait"))
+        api = inv.SdkApi(auth, self.get_option("service_endpoint") or {}, opts["limit"], retry)
         try:
             return inv.fetch(api, opts, self.display.warning)
         except inv.InventoryError as exc:

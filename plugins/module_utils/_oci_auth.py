@@ -71,15 +71,41 @@ def resolve_auth(params: dict[str, Any], env: dict[str, str] | None = None) -> d
     raise OciAuthError(f"auth_type must be one of {', '.join(AUTH_TYPES)}, got {auth_type!r}")
 
 
-def make_client(client_cls: Any, auth: dict[str, Any], region: str | None = None, endpoint: str | None = None) -> Any:
-    """An SDK client for ``region`` (or ``endpoint``) with the default retry strategy (429/5xx with
-    backoff, retry tokens on writes) and without the SDK's circuit breaker, which would turn a burst
+def retry_strategy(max_attempts: int | None = None, max_wait_s: float | None = None) -> Any:
+    """The SDK's default retry strategy (429, 409 IncorrectState, 5xx; decorrelated-jitter backoff),
+    optionally with fewer attempts or a shorter longest wait between attempts."""
+    if max_attempts is None and max_wait_s is None:
+        return oci.retry.DEFAULT_RETRY_STRATEGY
+    return (
+        oci.retry.RetryStrategyBuilder(
+            max_attempts=max_attempts or 8,
+            retry_max_wait_between_calls_seconds=30 if max_wait_s is None else max_wait_s,
+        )
+        .add_max_attempts(max_attempts or 8)
+        .add_total_elapsed_time(600)
+        .add_service_error_check(
+            service_error_retry_config=oci.retry.retry_checkers.RETRYABLE_STATUSES_AND_CODES,
+            service_error_retry_on_any_5xx=True,
+        )
+        .get_retry_strategy()
+    )
+
+
+def make_client(
+    client_cls: Any,
+    auth: dict[str, Any],
+    region: str | None = None,
+    endpoint: str | None = None,
+    retry: Any = None,
+) -> Any:
+    """An SDK client for ``region`` (or ``endpoint``) with a retry strategy (default: the SDK's, with
+    backoff and retry tokens on writes) and without the SDK's circuit breaker, which would turn a burst
     of throttling into hard failures that the retry strategy is meant to absorb."""
     config = dict(auth["config"])
     if region:
         config["region"] = region
     kwargs: dict[str, Any] = {
-        "retry_strategy": oci.retry.DEFAULT_RETRY_STRATEGY,
+        "retry_strategy": retry or oci.retry.DEFAULT_RETRY_STRATEGY,
         "circuit_breaker_strategy": oci.circuit_breaker.NoCircuitBreakerStrategy(),
     }
     if auth.get("signer") is not None:

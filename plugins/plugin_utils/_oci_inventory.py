@@ -609,7 +609,9 @@ def iter_names(hosts: Iterable[dict[str, Any]]) -> list[str]:
 class SdkApi:
     """``Api`` over the unmodified ``oci`` SDK: one client set per region, all pages, slim dicts."""
 
-    def __init__(self, auth: dict[str, Any], endpoints: dict[str, str] | None = None, page_limit: int = 1000) -> None:
+    def __init__(
+        self, auth: dict[str, Any], endpoints: dict[str, str] | None = None, page_limit: int = 1000, retry: Any = None
+    ) -> None:
         from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth
 
         self._auth_mod = _oci_auth
@@ -621,6 +623,7 @@ class SdkApi:
         self.limit = max(1, min(1000, int(page_limit)))
         self._clients: dict[tuple[str, str], Any] = {}
         self._lock = threading.Lock()
+        self.retry = retry
 
     def _client(self, kind: str, region: str | None) -> Any:
         region = region or self.home_region
@@ -634,7 +637,7 @@ class SdkApi:
                     "management": self.oci.core.ComputeManagementClient,
                 }[kind]
                 self._clients[key] = self._auth_mod.make_client(
-                    cls, self.auth, region, self.endpoints.get(region or "")
+                    cls, self.auth, region, self.endpoints.get(region or ""), self.retry
                 )
             return self._clients[key]
 

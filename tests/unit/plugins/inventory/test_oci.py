@@ -378,7 +378,7 @@ def test_failing_compartment_fails_the_inventory_by_name(lab: Any, status: int) 
     bad = lab.tenancy.compartments[2]["id"]
     lab.emulator.knobs.update(compartment_errors={bad: status})
     try:
-        run = ansible_inventory(lab.inventory_file(f"strict{status}"))
+        run = ansible_inventory(lab.inventory_file(f"strict{status}", retry_max_attempts=2, retry_max_wait=0.5))
     finally:
         lab.emulator.knobs.update(compartment_errors={})
     assert run.rc != 0
