@@ -367,7 +367,7 @@ def serve(state_dir: Path, addr: str = IMDS_ADDR, port: int = IMDS_PORT, idle_ex
             elif idle_exit and time.monotonic() - empty_since > idle_exit:
                 sys.stderr.write("imds: no lab left, exiting\n")
                 return 0
-            time.sleep(1.0)
+            time.sleep(0.5)
     finally:
         httpd.shutdown()
 
