@@ -51,7 +51,7 @@ class Scontrol:
         takes quadratic time over a long line, so long ones run one process each, in parallel."""
         short = [i for i, cmd in enumerate(commands) if len(cmd) <= LONG_COMMAND]
         long = [i for i, cmd in enumerate(commands) if len(cmd) > LONG_COMMAND]
-        results: list[list[str]] = [[] for _ in commands]
+        results: list[list[str]] = [[] for _i in commands]
         for i, out in zip(short, self.batch([commands[i] for i in short]), strict=True):
             results[i] = out
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -145,7 +145,7 @@ def _digits(rng: random.Random, value: int) -> str:
 
 def _text(rng: random.Random, digits: bool = True) -> str:
     alphabet = "abgnpux-_." + ("0123456789" if digits else "")
-    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+    return "".join(rng.choice(alphabet) for _i in range(rng.randint(1, 6)))
 
 
 def _item(rng: random.Random, span: int) -> str:
@@ -158,7 +158,7 @@ def _item(rng: random.Random, span: int) -> str:
 
 
 def _bracket(rng: random.Random, span: int) -> str:
-    return "[" + ",".join(_item(rng, span) for _ in range(rng.choice((1, 1, 2, 3, 4)))) + "]"
+    return "[" + ",".join(_item(rng, span) for _i in range(rng.choice((1, 1, 2, 3, 4)))) + "]"
 
 
 def _token(rng: random.Random) -> str:
@@ -167,14 +167,14 @@ def _token(rng: random.Random) -> str:
         return _text(rng) + (str(_number(rng)) if rng.random() < 0.7 else "")
     span = {1: 150, 2: 12, 3: 4, 4: 2}[brackets]
     token = (_text(rng) if rng.random() < 0.9 else "") + _bracket(rng, span)
-    for _ in range(brackets - 1):
+    for _i in range(brackets - 1):
         token += (_text(rng) if rng.random() < 0.85 else "") + _bracket(rng, span)
     return token
 
 
 def _expression(rng: random.Random) -> str:
     while True:
-        expr = ",".join(_token(rng) for _ in range(rng.choice((1, 1, 2, 3))))
+        expr = ",".join(_token(rng) for _i in range(rng.choice((1, 1, 2, 3))))
         if len(expand(expr)) <= 3000:
             return expr
 
@@ -195,7 +195,7 @@ def _names(rng: random.Random) -> list[str]:
             for s in range(1, slots + 1)
             if rng.random() < 0.95
         ]
-    blocks = [(rng.choice(prefixes), _number(rng), rng.randint(1, 400)) for _ in range(rng.randint(1, 4))]
+    blocks = [(rng.choice(prefixes), _number(rng), rng.randint(1, 400)) for _i in range(rng.randint(1, 4))]
     while len(names) < size:
         roll = rng.random()
         if roll < 0.03:
@@ -227,7 +227,7 @@ def test_scontrol_needs_no_controller(scontrol: Scontrol) -> None:
 
 def test_expand_matches_scontrol_hostnames(scontrol: Scontrol) -> None:
     rng = random.Random(SEED)
-    exprs = [_expression(rng) for _ in range(EXPAND_CASES)]
+    exprs = [_expression(rng) for _i in range(EXPAND_CASES)]
     exprs += ["rack[1-2]-gpu[01-04]", "a[1-2]b[3-4]c[5-6]", "a[1-2]b[3]c[4-5]d[6]", "n[1-2][3-4]", "[1-3]"]
     theirs = scontrol.many([f"show hostnames {e}" for e in exprs])
     failures = []
@@ -245,7 +245,7 @@ def test_expand_matches_scontrol_hostnames(scontrol: Scontrol) -> None:
 
 def test_compress_no_longer_than_scontrol_hostlist(scontrol: Scontrol, tmp_path: Path) -> None:
     rng = random.Random(SEED + 1)
-    cases = [_names(rng) for _ in range(COMPRESS_CASES)]
+    cases = [_names(rng) for _i in range(COMPRESS_CASES)]
     ours = [compress(names) for names in cases]
     commands = []
     for i, (names, compressed) in enumerate(zip(cases, ours, strict=True)):

@@ -7,8 +7,12 @@ Agreement with the real ``scontrol`` is checked in tests/integration/test_hostli
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,6 +26,8 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import (
     expand,
     expand_many,
 )
+
+COLLECTIONS = Path(__file__).resolve().parents[4] / "build" / "collections"
 
 # ---------------------------------------------------------------------------------------------
 # expand
@@ -279,14 +285,39 @@ def test_compress_max_number_is_fine() -> None:
     assert compress([f"gpu{MAX_NUMBER}", f"gpu{MAX_NUMBER - 1}"]) == f"gpu[{MAX_NUMBER - 1}-{MAX_NUMBER}]"
 
 
+def test_compress_same_string_in_every_process() -> None:
+    """Set and dict order vary with PYTHONHASHSEED; the output must not (templates stay idempotent)."""
+    script = (
+        "import random, sys\n"
+        f"sys.path.insert(0, {str(COLLECTIONS)!r})\n"
+        "from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import compress\n"
+        "rng = random.Random(3)\n"
+        "names = [f'{p}{rng.randint(0, 300):0{rng.randint(1, 4)}d}' for p in ('n', 'x-', '') for _i in range(200)]\n"
+        "names += [f'r{r}-g{s:02d}' for r in range(1, 4) for s in range(1, 9)] + ['a', 'b', 'c']\n"
+        "print(compress(names))\n"
+    )
+    outputs = set()
+    for seed in ("1", "2", "3"):
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        outputs.add(proc.stdout)
+    assert len(outputs) == 1
+    assert "r[1-3]-g[01-08]" in outputs.pop()
+
+
 def test_compress_is_fast() -> None:
     """10,000 names take ~20 ms here; the bound only catches an accidental quadratic."""
     rng = random.Random(7)
     workloads = [
         [f"gpu{i:05d}" for i in range(10000)],
-        [f"gpu{rng.randint(0, 100000):05d}" for _ in range(10000)],
+        [f"gpu{rng.randint(0, 100000):05d}" for _i in range(10000)],
         [f"rack{r}-gpu{g:02d}" for r in range(1, 626) for g in range(1, 17)],
-        [f"host-{rng.getrandbits(40):x}x" for _ in range(10000)],
+        [f"host-{rng.getrandbits(40):x}x" for _i in range(10000)],
     ]
     for names in workloads:
         start = time.perf_counter()
