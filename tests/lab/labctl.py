@@ -275,7 +275,9 @@ def node_payload(lab: str, node: dict[str, Any]) -> dict[str, Any]:
         rules.append(f"c /dev/nvidiactl 0666 root root - {NVIDIA_MAJOR}:{NVIDIACTL_MINOR}")
         devices.append(("/dev/nvidiactl", NVIDIA_MAJOR, NVIDIACTL_MINOR))
         files["/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"] = ("0644", "\n".join(rules) + "\n")
-        files["/usr/bin/nvidia-smi"] = ("0755", (HERE / "nvidia_smi.py").read_text())
+        # Debian nodes have python3 but no 'python': give the stand-in their interpreter.
+        smi = (HERE / "nvidia_smi.py").read_text().split("\n", 1)[1]
+        files["/usr/bin/nvidia-smi"] = ("0755", "#!/usr/bin/python3\n" + smi)
     remove = [] if gpus else ["/usr/bin/nvidia-smi", "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
     return {"files": files, "devices": devices, "remove_devices": remove}
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Test-only ``nvidia-smi`` stand-in for the oci-gpu-lab (no GPU, no driver).

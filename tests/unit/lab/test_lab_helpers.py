@@ -89,7 +89,8 @@ def test_node_payload_makes_devices_only_for_gpu_shapes() -> None:
     assert gpu["devices"] == [(f"/dev/nvidia{i}", 195, i) for i in range(4)] + [("/dev/nvidiactl", 195, 255)]
     rules = gpu["files"]["/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"][1]
     assert "c /dev/nvidia3 0666 root root - 195:3" in rules and "195:255" in rules
-    assert "/usr/bin/nvidia-smi" in gpu["files"]
+    mode, smi = gpu["files"]["/usr/bin/nvidia-smi"]
+    assert mode == "0755" and smi.startswith("#!/usr/bin/python3\n") and "def main(" in smi
     cpu = labctl.node_payload("lab", {"name": "c", "shape": "VM.Standard.E5.Flex", "roles": ["login"]})
     assert cpu["devices"] == [] and "/usr/bin/nvidia-smi" not in cpu["files"]
     assert "/usr/bin/nvidia-smi" in cpu["remove_devices"]
