@@ -182,6 +182,8 @@ def _bracket_values(expr: str, token: str, body: str, last: bool) -> list[str]:
             )
         width = len(lo_s)
         values.extend(_fmt(v, width) for v in range(lo, hi + 1))
+        if len(values) > MAX_EXPANSION:
+            raise HostlistError(expr, _in(expr, token, f"[{body}] has more than the {MAX_EXPANSION} names allowed"))
     if not last and len(values) > MAX_RANGE:
         raise HostlistError(
             expr,

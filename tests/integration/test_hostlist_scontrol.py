@@ -2,11 +2,17 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Cross-check plugins/module_utils/_hostlist.py against the real Slurm client.
 
-``scontrol show hostnames`` / ``show hostlist`` / ``show hostlistsorted`` need no controller, only
-a slurm.conf it can parse: ``ClusterName`` and ``SlurmctldHost`` are the two keys it insists on
-(without a file it tries DNS SRV records and dies). The cases are seeded and run in a few batches:
-scontrol reads commands from stdin and readline echoes each one as ``scontrol: <command>``, which
-splits the output; thousands of commands take well under a second.
+What running scontrol 22.05 this way takes (measured):
+
+* ``show hostnames`` / ``show hostlist`` / ``show hostlistsorted`` need no controller, only a
+  slurm.conf it can parse: ``ClusterName`` and ``SlurmctldHost`` are the two keys it insists on
+  (without a file it tries DNS SRV records and dies). One call takes about 2 ms.
+* ``show hostnames`` exits 0 even for an invalid expression: it prints nothing on stdout and
+  ``Invalid hostlist: ...`` on stderr. ``show hostlist /abs/path`` reads the names from a file.
+* With commands on stdin, readline echoes each one as ``scontrol: <command>``, which splits the
+  output: 2,000 short commands take 0.2 s. Readline redraws a line wider than the "terminal" with
+  cursor escapes (TERM=dumb and a huge COLUMNS avoid that) and takes quadratic time over a long
+  line, so long commands run as separate processes instead.
 
 Debian's ``slurm-client`` is installed by ``make test`` (tests/setup/apt-packages.txt). Without
 it this test fails, unless OCI_GPU_ALLOW_NO_SCONTROL=1 says to skip it.

@@ -164,6 +164,11 @@ def test_error_quotes_long_expression_shortened() -> None:
     assert "..." in str(err.value)
 
 
+def test_expand_limit_inside_one_bracket() -> None:
+    with pytest.raises(HostlistError, match=r"has more than the 1048576 names allowed"):
+        expand("n[" + ",".join(["0-65535"] * 17) + "]")
+
+
 def test_expand_total_limit_across_names() -> None:
     expr = ",".join(["n[0-65535]"] * 17)
     with pytest.raises(HostlistError, match="more than the 1048576 names allowed"):
