@@ -108,6 +108,16 @@ options:
       C(slurm_controller), C(slurm_dbd), C(slurm_compute), C(slurm_login)).
     type: bool
     default: true
+  extended_hostvars:
+    description:
+      - Also set C(oci_compartment_name), C(oci_fqdn), C(oci_subnet_id), C(oci_image_id), C(oci_gpu_model),
+        C(oci_gpu_vendor), C(oci_local_disks), C(oci_rdma_nics), C(oci_cluster_network_name),
+        C(oci_instance_pool_name), C(oci_compute_host_id), C(oci_gpu_memory_fabric_id) and C(oci_host_health).
+      - They are always available to O(include_filters), O(exclude_filters), O(compose), O(groups) and
+        O(keyed_groups); this only decides whether they become host variables. Each variable costs
+        Ansible time per host, which shows at thousands of hosts.
+    type: bool
+    default: false
   compute_hosts:
     description:
       - Read C(ListComputeHosts) (whole subtree, per region) for HPC island, network block, local block
@@ -190,6 +200,7 @@ groups:
 """
 
 import os
+import time
 from typing import Any
 
 from ansible.errors import AnsibleError, AnsibleParserError
@@ -211,6 +222,7 @@ OPTION_NAMES = (
     "allow_duplicate_hostnames",
     "allow_partial",
     "default_groups",
+    "extended_hostvars",
     "compute_hosts",
     "cluster_networks",
     "public_ips",
@@ -237,6 +249,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         use_cache = bool(self.get_option("cache")) and cache
         update_cache = bool(self.get_option("cache")) and not cache
         raw = None
+        started = time.monotonic()
         if use_cache:
             try:
                 raw = self._cache[cache_key]
@@ -247,11 +260,17 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if update_cache:
             self._cache[cache_key] = raw
 
+        fetched = time.monotonic()
         try:
             hosts = inv.build_hosts(raw, opts, self.display.warning)
         except inv.InventoryError as exc:
             raise AnsibleError(f"{path}: {exc}") from exc
+        built = time.monotonic()
         self._populate(hosts)
+        self.display.vv(
+            f"oci_gpu.cluster.oci: {len(hosts)} hosts; fetch {fetched - started:.2f}s, "
+            f"build {built - fetched:.2f}s, populate {time.monotonic() - built:.2f}s"
+        )
 
     def _fetch(self, opts: dict[str, Any]) -> dict[str, Any]:
         if not _oci_auth.HAS_OCI:
@@ -281,7 +300,7 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 self.inventory.add_child(group, name)
             for key, value in host["vars"].items():
                 self.inventory.set_variable(name, key, value)
-            hostvars = host["vars"]
+            hostvars = host["all_vars"]
             self._set_composite_vars(self.get_option("compose"), hostvars, name, strict=strict)
             self._add_host_to_composed_groups(self.get_option("groups"), hostvars, name, strict=strict)
             self._add_host_to_keyed_groups(self.get_option("keyed_groups"), hostvars, name, strict=strict)

@@ -67,6 +67,7 @@ class InventoryRun:
     stderr: str
     wall_s: float
     max_rss_mb: float
+    cpu_s: float = 0.0
 
     @property
     def data(self) -> dict[str, Any]:
@@ -127,4 +128,5 @@ def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None
         chunks.get("err", b"").decode(),
         wall,
         usage.ru_maxrss / 1024,
+        usage.ru_utime + usage.ru_stime,
     )

@@ -258,7 +258,7 @@ def test_fetch_uses_list_calls_only_and_skips_empty_compartments() -> None:
     assert ("ListPrivateIps", "s1") in api.calls and ("ListComputeHosts", T) in api.calls
     hosts = inv.build_hosts(raw, {})
     assert hosts[0]["vars"]["oci_private_ip"] == "10.0.0.1"
-    assert hosts[0]["vars"]["oci_fqdn"] is None  # no hostname label
+    assert "oci_fqdn" not in hosts[0]["vars"]  # no hostname label: no FQDN, and unset vars are left out
     assert "hpc_island_island1" in hosts[0]["groups"]
 
 
@@ -328,7 +328,7 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
     for name, t in truth.items():
         assert hv[name]["oci_private_ip"] == t["ip"] == hv[name]["ansible_host"]
         assert hv[name]["oci_gpus"] == t["gpus"]
-        assert hv[name]["oci_public_ip"] == t["public"]
+        assert hv[name].get("oci_public_ip") == t["public"]
         assert hv[name]["oci_lifecycle_state"] == "RUNNING"
         role = t["inst"]["freeformTags"].get("slurm_role")
         slurm = {
@@ -340,8 +340,8 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
         assert name in data["gpu" if t["gpus"] else "cpu"]["hosts"]
         host = t["inst"].get("_computeHost")
         if host:
-            assert hv[name]["oci_hpc_island_id"] == host["hpcIslandId"]
-            assert hv[name]["oci_network_block_id"] == host["networkBlockId"]
+            assert hv[name].get("oci_hpc_island_id") == host["hpcIslandId"]
+            assert hv[name].get("oci_network_block_id") == host["networkBlockId"]
     # cluster networks: membership equals the pools' instance lists
     for rdata in lab.tenancy.data["regions"].values():
         for pool in rdata["instancePools"]:
@@ -430,3 +430,41 @@ def test_cache_serves_the_second_run_without_api_calls(lab: Any, tmp_path: Path)
     assert second.data["_meta"]["hostvars"] == first.data["_meta"]["hostvars"]
     third = ansible_inventory(path, "--flush-cache")
     assert third.rc == 0 and lab.emulator.counter_snapshot()["requests"] > 0
+
+
+def test_extended_hostvars_are_computed_but_exported_only_on_request() -> None:
+    raw = _raw([_inst("i1", "a")], {"i1": "10.0.0.1"})
+    core = inv.build_hosts(raw, {})[0]
+    assert "oci_gpu_model" not in core["vars"] and core["all_vars"]["oci_gpu_model"] == "h100"
+    assert set(core["vars"]) <= inv.CORE_HOSTVARS
+    full = inv.build_hosts(raw, {"extended_hostvars": True})[0]
+    assert full["vars"]["oci_gpu_model"] == "h100"
+
+
+def test_compose_and_keyed_groups_see_every_computed_var(lab: Any) -> None:
+    path = lab.inventory_file(
+        "composed",
+        compose={"slurm_gres": "'gpu:' ~ oci_gpu_model ~ ':' ~ oci_gpus if oci_gpus else ''"},
+        keyed_groups=[{"key": "oci_compartment_name", "prefix": "comp"}],
+        groups={"healthy_gpu": "oci_host_health | default('') == 'HEALTHY'"},
+    )
+    run = ansible_inventory(path)
+    assert run.rc == 0, run.stderr
+    data = run.data
+    hv = data["_meta"]["hostvars"]
+    gpu = [n for n, v in hv.items() if v["oci_gpus"]]
+    assert gpu and all(hv[n]["slurm_gres"] == f"gpu:{lab_model(lab, n)}:{hv[n]['oci_gpus']}" for n in gpu)
+    assert all("oci_gpu_model" not in v for v in hv.values())
+    assert any(g.startswith("comp_team") for g in data)
+    bm = {n for n in gpu if hv[n]["oci_shape"].startswith("BM.")}
+    assert bm and set(data["healthy_gpu"]["hosts"]) == bm
+
+
+def lab_model(lab: Any, name: str) -> str:
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+
+    for rdata in lab.tenancy.data["regions"].values():
+        for i in rdata["instances"]:
+            if i["_vnics"][0]["hostnameLabel"] == name:
+                return _shapes.gres_type(i["shape"]) or ""
+    raise AssertionError(name)

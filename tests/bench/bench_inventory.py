@@ -1,0 +1,275 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark of the oci_gpu.cluster.oci inventory against the OCI API emulator.
+
+Each scenario starts the emulator in its own process (``python -m tests.oci_emulator``), runs the
+real ``ansible-inventory -i <file> --list``, and prints one JSON line:
+``{"scenario", "hosts", "requests", "lower_bound_requests", "wall_s", "max_rss_mb", "correct", ...}``.
+``lower_bound_requests`` is DESIGN.md §7's list-call formula 1 + 2·C·R + subnets; ``requests`` comes
+from the emulator's counters; ``correct`` compares every host, IP, GPU count and group membership
+with the generator's ground truth.
+
+``--oracle-model`` also counts what a per-host call pattern like Oracle's ``oracle.oci.oci`` plugin
+needs (a model written here, not Oracle's code: per compartment×region ListInstances, then per host
+GetInstance + ListVnicAttachments + GetVnic + GetSubnet, serially), measured on a small host count at
+the same latency and extrapolated linearly per host.
+
+Usage: python tests/bench/bench_inventory.py [S M L M-throttled] [--oracle-model]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "build" / "collections"))
+
+from tests.oci_emulator.testing import ansible_inventory  # noqa: E402
+
+SCENARIOS: dict[str, dict[str, Any]] = {
+    "S": {"hosts": 500, "compartments": 10, "regions": 1, "latency_ms": 0},
+    "M": {"hosts": 5000, "compartments": 51, "regions": 3, "latency_ms": 30},
+    "L": {"hosts": 20000, "compartments": 201, "regions": 3, "latency_ms": 30},
+    "M-throttled": {"hosts": 5000, "compartments": 51, "regions": 3, "latency_ms": 30, "rate_limit": 20},
+}
+# the shape of every scenario's tenancy: 4 subnets per region (3 private GPU subnets, 1 public for
+# login hosts), 1 in 1000 hosts public, 2 % stopped, cluster networks in 4 training compartments
+COMMON = {
+    "subnets_per_region": 4,
+    "public_fraction": 0.001,
+    "stopped_fraction": 0.02,
+    "cluster_compartments": 4,
+    "seed": 42,
+}
+
+
+class EmulatorProcess:
+    def __init__(self, state: Path, params: dict[str, Any]) -> None:
+        args = [sys.executable, "-m", "tests.oci_emulator", "--state-dir", str(state)]
+        for k, v in {**COMMON, **params}.items():
+            if v is None:
+                continue
+            args += [f"--{k.replace('_', '-')}", str(v)]
+        self.proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line:
+            raise RuntimeError("emulator did not start")
+        self.info = json.loads(line)
+        self.endpoints: dict[str, str] = self.info["endpoints"]
+        self.state = state
+
+    def counters(self) -> dict[str, Any]:
+        total: dict[str, int] = {}
+        for url in self.endpoints.values():
+            snap = json.load(urllib.request.urlopen(url + "/_emulator/counters"))
+            # every region's server shares one counter table: read it once
+            return snap
+        return {"requests": 0, "by_op": total}
+
+    def reset(self) -> None:
+        url = next(iter(self.endpoints.values()))
+        urllib.request.urlopen(urllib.request.Request(url + "/_emulator/reset", method="POST", data=b""))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+def truth(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Expected hosts (RUNNING) with IP, GPUs and groups, straight from the generated tenancy."""
+    out = {}
+    shape_gpus = {}
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+
+    for region, r in data["regions"].items():
+        pool_of = {iid: p for p in r["instancePools"] for iid in p["_instanceIds"]}
+        cn_of = {cn["instancePools"][0]: cn for cn in r["clusterNetworks"]}
+        for i in r["instances"]:
+            if i["lifecycleState"] != "RUNNING":
+                continue
+            v = i["_vnics"][0]
+            gpus = i["shapeConfig"]["gpus"]
+            shape_gpus[i["shape"]] = _shapes.gpu_count(i["shape"])
+            groups = {"gpu" if gpus else "cpu", "shape_" + i["shape"].replace(".", "_").replace("-", "_")}
+            groups.add("region_" + region.replace("-", "_"))
+            role = i["freeformTags"].get("slurm_role")
+            if role:
+                groups.add("slurm_" + role)
+            pool = pool_of.get(i["id"])
+            if pool:
+                groups.add("instance_pool_" + pool["displayName"].replace("-", "_"))
+                groups.add("cluster_network_" + cn_of[pool["id"]]["displayName"].replace("-", "_"))
+            host = i.get("_computeHost")
+            if host:
+                groups.add("hpc_island_" + host["hpcIslandId"][-12:])
+                groups.add("network_block_" + host["networkBlockId"][-12:])
+            out[v["hostnameLabel"]] = {"ip": v["privateIp"], "gpus": gpus, "groups": groups, "public": v["publicIp"]}
+    return out
+
+
+def check(inv: dict[str, Any], expected: dict[str, dict[str, Any]]) -> list[str]:
+    problems = []
+    hv = inv["_meta"]["hostvars"]
+    if set(hv) != set(expected):
+        problems.append(f"hosts differ: missing {len(set(expected) - set(hv))}, extra {len(set(hv) - set(expected))}")
+    members: dict[str, set[str]] = {}
+    for g, body in inv.items():
+        for h in body.get("hosts", []) if isinstance(body, dict) else []:
+            members.setdefault(h, set()).add(g)
+    checked = {g for e in expected.values() for g in e["groups"]}
+    for name, e in expected.items():
+        v = hv.get(name)
+        if v is None:
+            continue
+        if (
+            v.get("oci_private_ip") != e["ip"]
+            or v.get("oci_gpus") != e["gpus"]
+            or v.get("oci_public_ip") != e["public"]
+        ):
+            problems.append(f"{name}: vars differ")
+        got = members.get(name, set()) & (checked | {g for g in members.get(name, set()) if g.startswith("slurm_")})
+        if got != e["groups"]:
+            problems.append(f"{name}: groups {sorted(got ^ e['groups'])} differ")
+    return problems[:10]
+
+
+def lower_bound(data: dict[str, Any]) -> int:
+    comps = len(data["compartments"]) + 1
+    regions = len(data["regions"])
+    subnets = sum(len({v["subnetId"] for i in r["instances"] for v in i["_vnics"]}) for r in data["regions"].values())
+    return 1 + 2 * comps * regions + subnets
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, dict):
+        if len(value) == 1 and "__ansible_unsafe" in value:
+            return value["__ansible_unsafe"]
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def run_scenario(name: str, params: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    state = workdir / name
+    emu_params = {k: v for k, v in params.items() if k != "latency_ms" and k != "rate_limit"}
+    emu_params["latency_ms"] = params.get("latency_ms", 0)
+    emu_params["rate_limit"] = params.get("rate_limit", 0)
+    emu = EmulatorProcess(state, emu_params)
+    try:
+        data = json.loads((state / "tenancy.json").read_text())
+        inv_file = state / f"bench_{name}.oci_gpu.yml"
+        inv_file.write_text(
+            json.dumps(
+                {
+                    "plugin": "oci_gpu.cluster.oci",
+                    "config_file": emu.info["config_file"],
+                    "service_endpoint": emu.endpoints,
+                    "max_workers": 16,
+                }
+            )
+        )
+        emu.reset()
+        run = ansible_inventory(inv_file, timeout=1800)
+        counters = emu.counters()
+        result: dict[str, Any] = {
+            "scenario": name,
+            "hosts": sum(len(r["instances"]) for r in data["regions"].values()),
+            "requests": counters["requests"] - sum(v for k, v in counters["by_op"].items() if k.endswith(":429")),
+            "requests_incl_429": counters["requests"],
+            "lower_bound_requests": lower_bound(data),
+            "wall_s": round(run.wall_s, 2),
+            "max_rss_mb": round(run.max_rss_mb, 1),
+            "cpu_s": round(run.cpu_s, 2),
+            "load_avg_1m": round(os.getloadavg()[0], 2),
+            "correct": False,
+            "requests_by_op": {k: v for k, v in sorted(counters["by_op"].items())},
+        }
+        if run.rc != 0:
+            result["error"] = run.stderr[-500:]
+            return result
+        problems = check(_unwrap(json.loads(run.stdout)), truth(data))
+        result["correct"] = not problems
+        if problems:
+            result["problems"] = problems
+        return result
+    finally:
+        emu.stop()
+
+
+def oracle_model(params: dict[str, Any], workdir: Path, sample_hosts: int) -> dict[str, Any]:
+    """Count and time a per-host call pattern (a model of oracle.oci.oci, not its code)."""
+    import oci
+
+    scaled = dict(params)
+    ratio = params["hosts"] / sample_hosts
+    scaled["hosts"] = sample_hosts
+    state = workdir / "oracle-model"
+    emu = EmulatorProcess(state, {k: v for k, v in scaled.items() if k != "rate_limit"})
+    try:
+        cfg = oci.config.from_file(emu.info["config_file"])
+        data = json.loads((state / "tenancy.json").read_text())
+        emu.reset()
+        start = time.monotonic()
+        ident = oci.identity.IdentityClient(cfg, service_endpoint=next(iter(emu.endpoints.values())))
+        comps = [data["tenancy"]["id"]] + [
+            c.id
+            for c in oci.pagination.list_call_get_all_results(
+                ident.list_compartments, data["tenancy"]["id"], compartment_id_in_subtree=True
+            ).data
+        ]
+        for region, url in emu.endpoints.items():
+            compute = oci.core.ComputeClient(cfg, service_endpoint=url)
+            net = oci.core.VirtualNetworkClient(cfg, service_endpoint=url)
+            for comp in comps:
+                for inst in oci.pagination.list_call_get_all_results(compute.list_instances, comp).data:
+                    if inst.lifecycle_state != "RUNNING":
+                        continue
+                    compute.get_instance(inst.id)
+                    for att in compute.list_vnic_attachments(comp, instance_id=inst.id).data:
+                        vnic = net.get_vnic(att.vnic_id).data
+                        net.get_subnet(vnic.subnet_id)
+        wall = time.monotonic() - start
+        counters = emu.counters()
+        per_host_requests = counters["requests"] - 1 - len(comps) * len(emu.endpoints)
+        return {
+            "scenario": "oracle-model",
+            "model": "per-host pattern like oracle.oci.oci (GetInstance + ListVnicAttachments + GetVnic + GetSubnet per host), serial",
+            "sample_hosts": sample_hosts,
+            "sample_requests": counters["requests"],
+            "sample_wall_s": round(wall, 1),
+            "extrapolated_hosts": params["hosts"],
+            "extrapolated_requests": round(1 + len(comps) * len(emu.endpoints) * 1 + per_host_requests * ratio),
+            "extrapolated_wall_s": round(wall * ratio),
+        }
+    finally:
+        emu.stop()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("scenarios", nargs="*", default=["S", "M", "L", "M-throttled"])
+    ap.add_argument("--oracle-model", action="store_true")
+    ap.add_argument("--oracle-sample-hosts", type=int, default=150)
+    args = ap.parse_args()
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    with tempfile.TemporaryDirectory(prefix="bench-inventory-") as tmp:
+        for name in args.scenarios:
+            print(json.dumps(run_scenario(name, SCENARIOS[name], Path(tmp))), flush=True)
+        if args.oracle_model:
+            print(json.dumps(oracle_model(SCENARIOS["M"], Path(tmp), args.oracle_sample_hosts)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
