@@ -10,6 +10,7 @@ second build is a no-op and a changed recipe rebuilds.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import glob
 import hashlib
 import json
@@ -264,6 +265,14 @@ def build(suite: str, *, force: bool = False, prefetch: bool = True, quiet: bool
     """Build (or keep) the image for ``suite``; returns what happened with timings and size."""
     if suite not in SUITES:
         raise SystemExit(f"lab images: unknown suite {suite!r}; choose one of {', '.join(SUITES)}")
+    BUILD_ROOT.mkdir(parents=True, exist_ok=True)
+    # One build per suite at a time: a second caller waits, then finds the image up to date.
+    with open(BUILD_ROOT / f"{suite}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _build_locked(suite, force=force, prefetch=prefetch, quiet=quiet)
+
+
+def _build_locked(suite: str, *, force: bool, prefetch: bool, quiet: bool) -> dict[str, object]:
     rec = recipe(suite, prefetch)
     digest = recipe_hash(rec)
     if not force and current_hash(suite) == digest:
@@ -273,7 +282,6 @@ def build(suite: str, *, force: bool = False, prefetch: bool = True, quiet: bool
             raise SystemExit(f"lab images: '{tool}' is not installed; run tests/lab/host_prepare.sh first")
     archive, security = debian_mirrors(host_apt_sources())
     start = time.monotonic()
-    BUILD_ROOT.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f"{suite}-{digest}-", dir=BUILD_ROOT))
     log = work / "build.log"
     root = work / "rootfs"
