@@ -129,10 +129,20 @@ options:
       - Read instance pools and cluster networks in compartments whose instances carry an instance configuration.
     type: bool
     default: true
+  exact_pool_membership:
+    description:
+      - Always read each pool's members with C(ListInstancePoolInstances).
+      - By default that call is skipped for a pool that is the only live pool in its compartment launching
+        from its instance configuration, when the instances carrying that configuration do not outnumber
+        the pool's size (the usual case, where each pool has its own configuration). An instance launched
+        outside the pool from the same configuration could then be counted as a member; set this to be sure.
+    type: bool
+    default: false
   public_ips:
     description:
-      - Look up public IPs (one C(GetSubnet) per subnet, then one call per primary private IP in subnets
-        that allow public IPs).
+      - Look up public IPs and subnet DNS domains (for V(fqdn)) - one C(GetSubnet) plus one C(ListSubnets)
+        per compartment and VCN holding the hosts' subnets, then one call per primary private IP in subnets
+        that allow public IPs (private-only GPU subnets cost nothing here).
     type: bool
     default: true
   retry_max_attempts:
@@ -225,6 +235,7 @@ OPTION_NAMES = (
     "extended_hostvars",
     "compute_hosts",
     "cluster_networks",
+    "exact_pool_membership",
     "public_ips",
     "max_workers",
     "limit",

@@ -129,8 +129,20 @@ def slim_private_ip(p: Any) -> dict[str, Any]:
 
 
 def slim_subnet(s: Any) -> dict[str, Any]:
-    keys = ("id", "display_name", "cidr_block", "subnet_domain_name", "prohibit_public_ip_on_vnic", "vcn_id")
+    keys = (
+        "id",
+        "compartment_id",
+        "display_name",
+        "cidr_block",
+        "subnet_domain_name",
+        "prohibit_public_ip_on_vnic",
+        "vcn_id",
+    )
     return {k: _g(s, k) for k in keys}
+
+
+def _slim_pool(p: Any) -> dict[str, Any]:
+    return {k: _g(p, k) for k in ("id", "display_name", "lifecycle_state", "instance_configuration_id", "size")}
 
 
 def slim_compute_host(h: Any) -> dict[str, Any]:
@@ -307,13 +319,28 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                         out["private_ips"].extend(ips)
                 except CallFailed as exc:
                     record(region, sid, "ListPrivateIps", exc)
-                if opts.get("public_ips", True):
+
+            def subnet_details() -> None:
+                # Subnets of a cluster usually share one compartment and VCN: one GetSubnet finds them,
+                # one ListSubnets there returns the rest (2 calls instead of one per subnet).
+                remaining = list(subnet_ids)
+                while remaining:
+                    sid = remaining.pop(0)
                     try:
                         sub = api.get_subnet(region, sid)
-                        with lock:
-                            out["subnets"][sid] = sub
                     except CallFailed as exc:
                         record(region, sid, "GetSubnet", exc)
+                        continue
+                    found = {sid: sub}
+                    if remaining and sub.get("compartment_id"):
+                        try:
+                            for other in api.list_subnets(region, sub["compartment_id"], sub.get("vcn_id")):
+                                found[other["id"]] = other
+                        except CallFailed as exc:
+                            record(region, sub["compartment_id"], "ListSubnets", exc)
+                    with lock:
+                        out["subnets"].update(found)
+                    remaining = [r for r in remaining if r not in found]
 
             def compute_hosts() -> None:
                 seen: set[str] = set()
@@ -329,39 +356,65 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                                 seen.add(h["id"])
                                 out["compute_hosts"].append(h)
 
-            def pools_of(cid: str) -> None:
+            def pools_of(cid: str, insts: list[dict[str, Any]]) -> None:
                 try:
                     cns = api.list_cluster_networks(region, cid)
-                    pools = api.list_instance_pools(region, cid)
                 except CallFailed as exc:
-                    record(region, cid, "ListClusterNetworks/ListInstancePools", exc)
+                    record(region, cid, "ListClusterNetworks", exc)
                     return
-                cn_of_pool = {p: cn for cn in cns for p in cn.get("instance_pool_ids", [])}
-                for p in pools:
-                    if p.get("lifecycle_state") in ("TERMINATED", "TERMINATING"):
-                        continue
+                pools: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
+                for cn in cns:
+                    for p in cn.get("instance_pools", []):
+                        pools[p["id"]] = (p, cn)
+                configs = {i.get("instance_configuration_id") for i in insts} - {None}
+                if configs - {p.get("instance_configuration_id") for p, _ in pools.values()}:
+                    # some instances come from pools outside any cluster network
                     try:
-                        members = api.list_instance_pool_instances(region, cid, p["id"])
+                        for p in api.list_instance_pools(region, cid):
+                            pools.setdefault(p["id"], (p, None))
                     except CallFailed as exc:
-                        record(region, p["id"], "ListInstancePoolInstances", exc)
-                        continue
-                    cn = cn_of_pool.get(p["id"])
+                        record(region, cid, "ListInstancePools", exc)
+                        return
+                live = [
+                    pc for pc in pools.values() if pc[0].get("lifecycle_state") not in ("TERMINATED", "TERMINATING")
+                ]
+                by_config: dict[str | None, list[tuple[dict[str, Any], dict[str, Any] | None]]] = {}
+                for pc in live:
+                    by_config.setdefault(pc[0].get("instance_configuration_id"), []).append(pc)
+                for config, candidates in by_config.items():
+                    users = [i["id"] for i in insts if config and i.get("instance_configuration_id") == config]
+                    size = candidates[0][0].get("size")
+                    exact = bool(opts.get("exact_pool_membership"))
+                    if not exact and len(candidates) == 1 and size is not None and len(users) <= int(size):
+                        # one live pool launches from this configuration and the count fits it:
+                        # its instances are ours without a per-pool call
+                        assigned = [(candidates[0], users)]
+                    else:
+                        assigned = []
+                        for pc in candidates:
+                            try:
+                                assigned.append((pc, api.list_instance_pool_instances(region, cid, pc[0]["id"])))
+                            except CallFailed as exc:
+                                record(region, pc[0]["id"], "ListInstancePoolInstances", exc)
                     with lock:
-                        out["pools"][p["id"]] = {
-                            "name": p.get("display_name"),
-                            "cluster_network_id": cn["id"] if cn else None,
-                            "cluster_network_name": cn.get("display_name") if cn else None,
-                            "instance_ids": members,
-                        }
+                        for (p, cn), members in assigned:
+                            out["pools"][p["id"]] = {
+                                "name": p.get("display_name"),
+                                "cluster_network_id": cn["id"] if cn else None,
+                                "cluster_network_name": cn.get("display_name") if cn else None,
+                                "instance_ids": members,
+                            }
 
             jobs = [pool.submit(per_subnet, s) for s in subnet_ids]
+            if opts.get("public_ips", True) and subnet_ids:
+                jobs.append(pool.submit(subnet_details))
             insts_all = out["instances"]
             if opts.get("compute_hosts", True) and any(_is_bm_gpu(i.get("shape")) for i in insts_all):
                 jobs.append(pool.submit(compute_hosts))
             if opts.get("cluster_networks", True):
                 for cid, insts in by_comp.items():
                     if any(i.get("instance_configuration_id") for i in insts):
-                        jobs.append(pool.submit(pools_of, cid))
+                        jobs.append(pool.submit(pools_of, cid, insts))
             for j in jobs:
                 j.result()
 
@@ -785,15 +838,18 @@ class SdkApi:
                 "id": c["id"],
                 "display_name": c.get("displayName"),
                 "lifecycle_state": c.get("lifecycleState"),
-                "instance_pool_ids": [p["id"] for p in (c.get("instancePools") or [])],
+                "instance_pools": [_slim_pool(p) for p in (c.get("instancePools") or [])],
             }
             for c in self._raw_all("management", region, "/clusterNetworks", {"compartmentId": compartment})
         ]
 
+    def list_subnets(self, region: str, compartment: str, vcn: str | None) -> list[dict[str, Any]]:
+        query = {"compartmentId": compartment, "vcnId": vcn}
+        return [slim_subnet(x) for x in self._raw_all("network", region, "/subnets", query)]
+
     def list_instance_pools(self, region: str, compartment: str) -> list[dict[str, Any]]:
         return [
-            {"id": p["id"], "display_name": p.get("displayName"), "lifecycle_state": p.get("lifecycleState")}
-            for p in self._raw_all("management", region, "/instancePools", {"compartmentId": compartment})
+            _slim_pool(p) for p in self._raw_all("management", region, "/instancePools", {"compartmentId": compartment})
         ]
 
     def list_instance_pool_instances(self, region: str, compartment: str, pool: str) -> list[str]:

@@ -468,3 +468,89 @@ def lab_model(lab: Any, name: str) -> str:
             if i["_vnics"][0]["hostnameLabel"] == name:
                 return _shapes.gres_type(i["shape"]) or ""
     raise AssertionError(name)
+
+
+class PoolApi(FakeApi):
+    """c1 holds i1..i4 launched from configurations; pools and cluster networks as given."""
+
+    def __init__(self, cns: list[dict[str, Any]], pools: list[dict[str, Any]], members: dict[str, list[str]]) -> None:
+        super().__init__()
+        self.cns, self.pools, self.members = cns, pools, members
+
+    def list_instances(self, region: str, cid: str, state: str | None) -> list[dict[str, Any]]:
+        self._hit("ListInstances", cid)
+        if cid != "c1":
+            return []
+        out = []
+        for n, cfg in enumerate(["cfgA", "cfgA", "cfgB", None], start=1):
+            i = _inst(f"i{n}", f"h{n}")
+            i["instance_configuration_id"] = cfg
+            out.append(i)
+        return out
+
+    def list_vnic_attachments(self, region: str, cid: str) -> list[dict[str, Any]]:
+        self._hit("ListVnicAttachments", cid)
+        return []
+
+    def list_cluster_networks(self, region: str, cid: str) -> list[dict[str, Any]]:
+        self._hit("ListClusterNetworks", cid)
+        return self.cns
+
+    def list_instance_pools(self, region: str, cid: str) -> list[dict[str, Any]]:
+        self._hit("ListInstancePools", cid)
+        return self.pools
+
+    def list_instance_pool_instances(self, region: str, cid: str, pool: str) -> list[str]:
+        self._hit("ListInstancePoolInstances", pool)
+        return self.members[pool]
+
+
+def _pool(pid: str, cfg: str, size: int) -> dict[str, Any]:
+    return {
+        "id": pid,
+        "display_name": pid,
+        "instance_configuration_id": cfg,
+        "size": size,
+        "lifecycle_state": "RUNNING",
+    }
+
+
+def _groups(api: PoolApi, **opts: Any) -> dict[str, list[str]]:
+    raw = inv.fetch(api, {"compute_hosts": False, **opts})
+    return {
+        h["name"]: sorted(g for g in h["groups"] if g.startswith(("instance_pool", "cluster_network")))
+        for h in inv.build_hosts(raw, {}, lambda m: None)
+    }
+
+
+def test_pool_membership_by_configuration_skips_per_pool_calls() -> None:
+    pa, pb = _pool("pA", "cfgA", 2), _pool("pB", "cfgB", 4)
+    api = PoolApi(
+        [{"id": "cn1", "display_name": "cn1", "instance_pools": [pa]}], [pa, pb], {"pA": ["i1", "i2"], "pB": ["i3"]}
+    )
+    groups = _groups(api)
+    assert groups["h1"] == groups["h2"] == ["cluster_network_cn1", "instance_pool_pA"]
+    assert groups["h3"] == ["instance_pool_pB"] and groups["h4"] == []
+    calls = [c for c, _ in api.calls]
+    assert "ListInstancePoolInstances" not in calls and calls.count("ListInstancePools") == 1
+
+
+def test_pool_membership_falls_back_to_member_lists_when_ambiguous() -> None:
+    # two pools share cfgA: only their member lists can tell which host is where
+    pa, pa2 = _pool("pA", "cfgA", 1), _pool("pA2", "cfgA", 1)
+    api = PoolApi(
+        [{"id": "cn1", "display_name": "cn1", "instance_pools": [pa, pa2]}], [], {"pA": ["i1"], "pA2": ["i2"]}
+    )
+    groups = _groups(api)
+    assert groups["h1"] == ["cluster_network_cn1", "instance_pool_pA"]
+    assert groups["h2"] == ["cluster_network_cn1", "instance_pool_pA2"]
+    assert [c for c, _ in api.calls].count("ListInstancePoolInstances") == 2
+    # a pool smaller than the hosts carrying its configuration is also read exactly
+    small = _pool("pS", "cfgA", 1)
+    api = PoolApi([{"id": "cn2", "display_name": "cn2", "instance_pools": [small]}], [], {"pS": ["i1"]})
+    groups = _groups(api)
+    assert groups["h1"] == ["cluster_network_cn2", "instance_pool_pS"] and groups["h2"] == []
+    api = PoolApi(
+        [{"id": "cn3", "display_name": "cn3", "instance_pools": [_pool("pE", "cfgA", 9)]}], [], {"pE": ["i1"]}
+    )
+    assert _groups(api, exact_pool_membership=True)["h2"] == []
