@@ -75,11 +75,7 @@ if [[ -d /sys/fs/cgroup/devices ]]; then
 	# cgroup v1 (or hybrid). Controllers still on cgroup2 make crun refuse: move them to v1.
 	v2ctl=""
 	[[ -r /sys/fs/cgroup/unified/cgroup.controllers ]] && v2ctl=$(cat /sys/fs/cgroup/unified/cgroup.controllers)
-	# Controllers the kernel already moved to a v1 hierarchy that is not mounted (after a manual umount).
-	unmounted=$(awk 'NR>1 && $2!=0 && $4==1 {print $1}' /proc/cgroups | while read -r c; do
-		grep -qE "^cgroup [^ ]+ cgroup [^ ]*\b$c\b" /proc/mounts || echo "$c"
-	done | grep -vE '^(net_cls|net_prio|cpu|cpuacct)$' || true)
-	for c in $v2ctl $unmounted; do
+	for c in $v2ctl; do
 		if [[ -n $(cat /sys/fs/cgroup/unified/cgroup.subtree_control 2>/dev/null) ]]; then
 			fail "cgroup2 delegates controllers ($(cat /sys/fs/cgroup/unified/cgroup.subtree_control)); cannot move '$c' to v1. Use runc instead: set runtime = \"runc\" under [engine] in $CONF."
 		fi
