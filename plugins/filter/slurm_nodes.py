@@ -24,8 +24,10 @@ options:
     elements: str
     required: true
   fresh:
-    description: Fresh node records keyed by host name (hosts without one may be left out or empty).
-    type: dict
+    description:
+      - Fresh node records, as a list of records (each with C(name)) or a dict keyed by host name.
+        Hosts without one may be left out.
+    type: raw
     required: true
   old_conf:
     description: Text of the live C(slurm.conf); empty on a first install.
@@ -72,6 +74,7 @@ _value:
       elements: str
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
@@ -81,10 +84,14 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes impor
 
 
 def slurm_nodes(compute_hosts: Any, fresh: Any, old_conf: Any = "", remove: Any = ()) -> dict[str, Any]:
+    if isinstance(fresh, Mapping):
+        records = {str(k): dict(v) for k, v in fresh.items() if v}
+    else:
+        records = {str(r["name"]): dict(r) for r in fresh or [] if r}
     try:
         return merge_nodes(
             [str(h) for h in compute_hosts or []],
-            {str(k): dict(v) for k, v in (fresh or {}).items() if v},
+            records,
             str(old_conf or ""),
             [str(n) for n in remove or []],
         )
