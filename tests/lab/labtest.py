@@ -58,10 +58,13 @@ def run_lab(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str
     return subprocess.run([str(LAB), *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def podman_names(kind: str) -> set[str]:
-    """Names of all containers (``kind='ps'``) or networks (``kind='network'``) on this host."""
-    cmd = ["podman", "ps", "-a", "--format", "{{.Names}}"] if kind == "ps" else ["podman", "network", "ls"]
-    if kind != "ps":
-        cmd += ["--format", "{{.Name}}"]
+def podman_names(kind: str, label: str | None = None) -> set[str]:
+    """Names of all containers (``kind='ps'``) or networks (``kind='network'``), optionally by label."""
+    if kind == "ps":
+        cmd = ["podman", "ps", "-a", "--format", "{{.Names}}"]
+    else:
+        cmd = ["podman", "network", "ls", "--format", "{{.Name}}"]
+    if label:
+        cmd += ["--filter", f"label={label}"]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return set(out.split())
