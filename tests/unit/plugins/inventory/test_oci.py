@@ -317,6 +317,7 @@ def expected_hosts(running: Any, states: tuple[str, ...] = ("RUNNING",)) -> dict
     return out
 
 
+@pytest.mark.slow
 def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
     before = lab.emulator.counter_snapshot()["requests"]
     run = ansible_inventory(lab.inventory_file("basic"))
@@ -356,6 +357,7 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
     assert lab.emulator.counter_snapshot()["requests"] > before
 
 
+@pytest.mark.slow
 def test_no_metadata_or_keys_in_output(lab: Any) -> None:
     run = ansible_inventory(lab.inventory_file("secrets", lifecycle_states=[]))
     assert run.rc == 0, run.stderr
@@ -363,6 +365,7 @@ def test_no_metadata_or_keys_in_output(lab: Any) -> None:
         assert needle not in run.stdout
 
 
+@pytest.mark.slow
 def test_lifecycle_states_and_hostnames_option(lab: Any) -> None:
     run = ansible_inventory(
         lab.inventory_file("stopped", lifecycle_states=["RUNNING", "STOPPED"], hostnames=["private_ip"])
@@ -373,6 +376,7 @@ def test_lifecycle_states_and_hostnames_option(lab: Any) -> None:
     assert any(t["inst"]["lifecycleState"] == "STOPPED" for t in truth.values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("status", [500, 403])
 def test_failing_compartment_fails_the_inventory_by_name(lab: Any, status: int) -> None:
     bad = lab.tenancy.compartments[2]["id"]
@@ -385,6 +389,7 @@ def test_failing_compartment_fails_the_inventory_by_name(lab: Any, status: int) 
     assert bad in run.stderr and "ListInstances" in run.stderr and f"({status})" in run.stderr
 
 
+@pytest.mark.slow
 def test_partial_mode_warns_and_returns_the_rest(lab: Any) -> None:
     bad = lab.tenancy.compartments[2]["id"]
     lab.emulator.knobs.update(compartment_errors={bad: 404})
@@ -398,6 +403,7 @@ def test_partial_mode_warns_and_returns_the_rest(lab: Any) -> None:
     assert set(run.data["_meta"]["hostvars"]) == truth
 
 
+@pytest.mark.slow
 def test_429_is_retried_to_a_complete_inventory(lab: Any) -> None:
     lab.emulator.knobs.update(rate_limit_per_s=15.0)
     lab.emulator.reset_counters()
@@ -410,6 +416,7 @@ def test_429_is_retried_to_a_complete_inventory(lab: Any) -> None:
     assert any(k.endswith(":429") for k in lab.emulator.counter_snapshot()["by_op"]), "the rate limit never hit"
 
 
+@pytest.mark.slow
 def test_wrong_key_fails_at_once_with_401(lab: Any, tmp_path: Path) -> None:
     other = write_oci_config(tmp_path / "other", lab.tenancy.id, lab.tenancy.home_region)
     path = lab.inventory_file("badkey", config_file=str(other.config_file))
@@ -417,6 +424,7 @@ def test_wrong_key_fails_at_once_with_401(lab: Any, tmp_path: Path) -> None:
     assert run.rc != 0 and "401" in run.stderr
 
 
+@pytest.mark.slow
 def test_cache_serves_the_second_run_without_api_calls(lab: Any, tmp_path: Path) -> None:
     path = lab.inventory_file(
         "cached", cache=True, cache_plugin="ansible.builtin.jsonfile", cache_connection=str(tmp_path / "cache")
@@ -441,6 +449,7 @@ def test_extended_hostvars_are_computed_but_exported_only_on_request() -> None:
     assert full["vars"]["oci_gpu_model"] == "h100"
 
 
+@pytest.mark.slow
 def test_compose_and_keyed_groups_see_every_computed_var(lab: Any) -> None:
     path = lab.inventory_file(
         "composed",
@@ -554,3 +563,18 @@ def test_pool_membership_falls_back_to_member_lists_when_ambiguous() -> None:
         [{"id": "cn3", "display_name": "cn3", "instance_pools": [_pool("pE", "cfgA", 9)]}], [], {"pE": ["i1"]}
     )
     assert _groups(api, exact_pool_membership=True)["h2"] == []
+
+
+@pytest.mark.slow
+def test_example_inventory_file_works_against_the_emulator(lab: Any) -> None:
+    import yaml
+
+    example = yaml.safe_load((REPO / "inventories" / "example.oci_gpu.yml").read_text())
+    assert example["plugin"] == "oci_gpu.cluster.oci"
+    example.pop("plugin")
+    run = ansible_inventory(lab.inventory_file("example", **example))
+    assert run.rc == 0, run.stderr
+    data = run.data
+    gpu = [n for n, v in data["_meta"]["hostvars"].items() if v["oci_gpus"]]
+    assert gpu and all(data["_meta"]["hostvars"][n]["slurm_gres"].startswith("gpu:") for n in gpu)
+    assert any(g.startswith("cluster_emulated") for g in data)
