@@ -122,7 +122,7 @@ def parse_deb822(text: str) -> list[AptSource]:
             if raw[0] in " \t" and key:
                 fields[key] += " " + raw.strip()
                 continue
-            key, _, value = raw.partition(":")
+            key, _sep, value = raw.partition(":")
             key = key.strip().lower()
             fields[key] = value.strip()
         if "deb" not in fields.get("types", "").split() or fields.get("enabled", "yes").lower() == "no":

@@ -239,7 +239,7 @@ class LabIndex:
             return
         by_ip: dict[str, dict[str, Any]] = {}
         labs = []
-        for f, _ in stamp:
+        for f, _mtime in stamp:
             try:
                 lab = json.loads(Path(f).read_text())
             except (OSError, ValueError):

@@ -411,7 +411,7 @@ def stop_imds_if_idle() -> int | None:
     if pid is None:
         return None
     os.kill(pid, signal.SIGTERM)
-    for _ in range(50):
+    for _attempt in range(50):
         if not Path(f"/proc/{pid}").exists():
             break
         with contextlib.suppress(ChildProcessError):

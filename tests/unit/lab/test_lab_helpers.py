@@ -266,7 +266,9 @@ def _smi(tmp_path: Path, *args: str, count: int = 2) -> subprocess.CompletedProc
     (tmp_path / "gpus.json").write_text(json.dumps(gpus))
     # Outside a lab node /dev/nvidiaN do not exist: the stand-in must then report nothing.
     env = {"OCI_GPU_LAB_GPUS_FILE": str(tmp_path / "gpus.json"), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, str(LAB / "nvidia_smi.py"), *args], capture_output=True, text=True, env=env)
+    return subprocess.run(
+        [sys.executable, str(LAB / "nvidia_smi.py"), *args], capture_output=True, text=True, env=env, check=False
+    )
 
 
 def test_nvidia_smi_reports_nothing_without_device_nodes(tmp_path: Path) -> None:
