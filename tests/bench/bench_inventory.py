@@ -14,7 +14,7 @@ needs (a model written here, not Oracle's code: per compartment x region ListIns
 GetInstance + ListVnicAttachments + GetVnic + GetSubnet, serially), measured on a small host count at
 the same latency and extrapolated linearly per host.
 
-Usage: python tests/bench/bench_inventory.py [S M L M-throttled] [--oracle-model]
+Usage: python tests/bench/bench_inventory.py [S M L M-throttled M-base] [--no-oracle-model]
 """
 
 from __future__ import annotations
@@ -269,7 +269,9 @@ def oracle_model(params: dict[str, Any], workdir: Path, sample_hosts: int) -> di
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("scenarios", nargs="*", default=["S", "M", "L", "M-throttled", "M-base"])
-    ap.add_argument("--oracle-model", action="store_true", help="also run the per-host call-pattern model")
+    ap.add_argument(
+        "--oracle-model", action=argparse.BooleanOptionalAction, default=True, help="also run the per-host model"
+    )
     ap.add_argument("--oracle-sample-hosts", type=int, default=150)
     args = ap.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
