@@ -121,7 +121,8 @@ def slim_instance(i: Any) -> dict[str, Any]:
 
 
 def slim_attachment(a: Any) -> dict[str, Any]:
-    return {k: _g(a, k) for k in ("instance_id", "vnic_id", "subnet_id", "lifecycle_state", "nic_index")}
+    keys = ("instance_id", "vnic_id", "subnet_id", "lifecycle_state", "nic_index", "time_created")
+    return {k: _g(a, k) for k in keys}
 
 
 def slim_private_ip(p: Any) -> dict[str, Any]:
@@ -228,12 +229,23 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
     errors: list[dict[str, Any]] = []
     err_lock = threading.Lock()
 
-    def record(region: str, scope: str, call: str, exc: CallFailed) -> None:
+    notices: list[str] = []
+
+    def record(region: str, scope: str, call: str, exc: CallFailed, enrichment: str | None = None) -> None:
         if exc.status == 401:
             raise AuthFailure(
                 f"OCI API refused the credentials (401 {exc.code}) in region {region} on {call}: {exc.message}. "
                 "Check the key, fingerprint, user and tenancy in the OCI config."
             )
+        if enrichment and exc.status in (403, 404):
+            # an optional enrichment the policy does not allow: hosts are complete, only these
+            # variables/groups are missing -- say so instead of failing every inventory run
+            with err_lock:
+                notices.append(
+                    f"region {region} {scope}: {call} not authorized ({exc.status}); {enrichment} variables "
+                    f"and groups are missing for these hosts (grant the permission or set {enrichment}: false)"
+                )
+            return
         with err_lock:
             errors.append(
                 {"region": region, "scope": scope, "call": call, "status": exc.status, "message": exc.message}
@@ -329,7 +341,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                     try:
                         sub = api.get_subnet(region, sid)
                     except CallFailed as exc:
-                        record(region, sid, "GetSubnet", exc)
+                        record(region, sid, "GetSubnet", exc, "public_ips")
                         continue
                     found = {sid: sub}
                     if remaining and sub.get("compartment_id"):
@@ -337,7 +349,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                             for other in api.list_subnets(region, sub["compartment_id"], sub.get("vcn_id")):
                                 found[other["id"]] = other
                         except CallFailed as exc:
-                            record(region, sub["compartment_id"], "ListSubnets", exc)
+                            record(region, sub["compartment_id"], "ListSubnets", exc, "public_ips")
                     with lock:
                         out["subnets"].update(found)
                     remaining = [r for r in remaining if r not in found]
@@ -348,7 +360,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                     try:
                         hosts = api.list_compute_hosts(region, root, True)
                     except CallFailed as exc:
-                        record(region, root, "ListComputeHosts", exc)
+                        record(region, root, "ListComputeHosts", exc, "compute_hosts")
                         continue
                     with lock:
                         for h in hosts:
@@ -360,7 +372,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                 try:
                     cns = api.list_cluster_networks(region, cid)
                 except CallFailed as exc:
-                    record(region, cid, "ListClusterNetworks", exc)
+                    record(region, cid, "ListClusterNetworks", exc, "cluster_networks")
                     return
                 pools: dict[str, tuple[dict[str, Any], dict[str, Any] | None]] = {}
                 for cn in cns:
@@ -373,7 +385,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                         for p in api.list_instance_pools(region, cid):
                             pools.setdefault(p["id"], (p, None))
                     except CallFailed as exc:
-                        record(region, cid, "ListInstancePools", exc)
+                        record(region, cid, "ListInstancePools", exc, "cluster_networks")
                         return
                 live = [
                     pc for pc in pools.values() if pc[0].get("lifecycle_state") not in ("TERMINATED", "TERMINATING")
@@ -395,7 +407,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                             try:
                                 assigned.append((pc, api.list_instance_pool_instances(region, cid, pc[0]["id"])))
                             except CallFailed as exc:
-                                record(region, pc[0]["id"], "ListInstancePoolInstances", exc)
+                                record(region, pc[0]["id"], "ListInstancePoolInstances", exc, "cluster_networks")
                     with lock:
                         for (p, cn), members in assigned:
                             out["pools"][p["id"]] = {
@@ -432,7 +444,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                     try:
                         ip = api.get_public_ip_by_private_ip(region, pid)
                     except CallFailed as exc:
-                        record(region, pid, "GetPublicIpByPrivateIpId", exc)
+                        record(region, pid, "GetPublicIpByPrivateIpId", exc, "public_ips")
                         return
                     if ip:
                         with lock:
@@ -448,6 +460,9 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
         for region, data in zip(regions, rpool.map(one_region, regions), strict=True):
             raw["per_region"][region] = data
 
+    if notices and warn:
+        for notice in sorted(set(notices))[:10]:
+            warn(notice)
     if errors and not opts.get("allow_partial"):
         raise InventoryError(_error_text(errors))
     if errors and warn:
@@ -596,7 +611,11 @@ def host_vars(
     if gpus is None:
         gpus = _shapes.gpu_count(shape)
     vnics = []
-    for a in sorted(atts_by_inst.get(inst["id"], []), key=lambda a: a.get("nic_index") or 0):
+    # list calls do not say which VNIC is the primary one: it is the first attached (at launch)
+    order = sorted(
+        atts_by_inst.get(inst["id"], []), key=lambda a: (a.get("time_created") or "", a.get("nic_index") or 0)
+    )
+    for a in order:
         for p in ips_by_vnic.get(a["vnic_id"], []):
             subnet = data.get("subnets", {}).get(p.get("subnet_id"), {})
             domain = subnet.get("subnet_domain_name")

@@ -51,6 +51,7 @@ class Knobs:
         self.fault_seed: int = 7
         self.compartment_errors: dict[str, int] = {}  # compartment OCID -> 403/404/5xx for requests naming it
         self.region_errors: dict[str, int] = {}  # region -> status for every API request there
+        self.route_errors: dict[str, int] = {}  # operation name (e.g. ListComputeHosts) -> status
         self.addon_delay_s: float = 0.2  # CREATING/UPDATING/DELETING -> final state
         self.addon_failures: dict[str, str] = {}  # add-on name -> addonError message (NEEDS_ATTENTION)
         self.update(**kw)
@@ -232,7 +233,7 @@ class Emulator:
             if headers.get("x-content-sha256") != digest or int(headers.get("content-length") or -1) != len(body):
                 raise ApiError(401, "NotAuthenticated", "Body does not match x-content-sha256/content-length")
 
-    def before_call(self, region: str, query: dict[str, str]) -> None:
+    def before_call(self, region: str, query: dict[str, str], op: str = "") -> None:
         k = self.knobs
         if k.latency_s or k.jitter_s:
             with self.rng_lock:
@@ -240,6 +241,9 @@ class Emulator:
             time.sleep(max(0.0, k.latency_s + jitter))
         if not self.buckets[region].take(k.rate_limit_per_s):
             raise ApiError(429, "TooManyRequests", "Too many requests for the tenancy", {"retry-after": "1"})
+        status = k.route_errors.get(op)
+        if status:
+            raise ApiError(int(status), _code_for(int(status)), f"{op} refused (injected)")
         status = k.region_errors.get(region)
         if status:
             raise ApiError(int(status), _code_for(int(status)), f"region {region} unavailable (injected)")
@@ -889,7 +893,7 @@ class _Handler(BaseHTTPRequestHandler):
             if found is None:
                 raise ApiError(404, "NotAuthorizedOrNotFound", f"no route for {self.command} {parsed.path}")
             route, params = found
-            em.before_call(region, query)
+            em.before_call(region, query, op)
             payload = json.loads(body) if body else None
             result, headers = route.fn(em.tenancy.regions[region], query, params, payload)
             status = 204 if result is None and self.command == "DELETE" else 200

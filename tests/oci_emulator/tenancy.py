@@ -623,7 +623,8 @@ class RegionState:
                     "displayName": f"vnicattachment{n}",
                     "lifecycleState": "ATTACHED" if attached else "DETACHED",
                     "nicIndex": 0,
-                    "timeCreated": EPOCH,
+                    # the primary VNIC is attached at launch, secondary ones later
+                    "timeCreated": EPOCH.replace("00:00:00", f"00:00:{n:02d}"),
                     "vlanTag": 0,
                 }
             )

@@ -578,3 +578,40 @@ def test_example_inventory_file_works_against_the_emulator(lab: Any) -> None:
     gpu = [n for n, v in data["_meta"]["hostvars"].items() if v["oci_gpus"]]
     assert gpu and all(data["_meta"]["hostvars"][n]["slurm_gres"].startswith("gpu:") for n in gpu)
     assert any(g.startswith("cluster_emulated") for g in data)
+
+
+def test_primary_vnic_is_the_first_attached_and_secondaries_are_listed() -> None:
+    raw = _raw([_inst("i1", "a")], {"i1": "10.0.0.1"})
+    data = raw["per_region"]["r1"]
+    data["attachments"][0]["time_created"] = "2026-01-01T00:00:00Z"
+    # a secondary VNIC attached later, listed first
+    data["attachments"].insert(
+        0,
+        {
+            "instance_id": "i1",
+            "vnic_id": "v2",
+            "subnet_id": "s2",
+            "lifecycle_state": "ATTACHED",
+            "time_created": "2026-01-02T00:00:00Z",
+        },
+    )
+    data["private_ips"].append(
+        {"id": "p2", "vnic_id": "v2", "ip_address": "10.9.0.1", "hostname_label": "a-rdma", "is_primary": True}
+    )
+    hv = inv.build_hosts(raw, {})[0]["vars"]
+    assert hv["oci_private_ip"] == "10.0.0.1"
+    assert [v["private_ip"] for v in hv["oci_vnics"]] == ["10.0.0.1", "10.9.0.1"]
+
+
+@pytest.mark.slow
+def test_unauthorized_enrichment_warns_and_keeps_every_host(lab: Any) -> None:
+    lab.emulator.knobs.update(route_errors={"ListComputeHosts": 404})
+    try:
+        run = ansible_inventory(lab.inventory_file("nohosts"))
+    finally:
+        lab.emulator.knobs.update(route_errors={})
+    assert run.rc == 0, run.stderr
+    assert "ListComputeHosts not authorized (404)" in run.stderr and "compute_hosts: false" in run.stderr
+    data = run.data
+    assert set(data["_meta"]["hostvars"]) == set(expected_hosts(lab))
+    assert not any(g.startswith("hpc_island_") for g in data)
