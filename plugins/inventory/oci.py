@@ -1,5 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -19,8 +20,6 @@ description:
     region, compartment or subnet and the call, unless O(allow_partial=true).
   - Never exposes instance C(metadata), C(user_data) or SSH keys.
   - Inventory files must end in C(.oci_gpu.yml) or C(.oci_gpu.yaml).
-author:
-  - contributors to the oci_gpu.cluster project
 requirements:
   - oci (the OCI Python SDK) on the controller
 extends_documentation_fragment:

@@ -379,7 +379,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                     for p in cn.get("instance_pools", []):
                         pools[p["id"]] = (p, cn)
                 configs = {i.get("instance_configuration_id") for i in insts} - {None}
-                if configs - {p.get("instance_configuration_id") for p, _ in pools.values()}:
+                if configs - {p.get("instance_configuration_id") for p, _cn in pools.values()}:
                     # some instances come from pools outside any cluster network
                     try:
                         for p in api.list_instance_pools(region, cid):

@@ -117,7 +117,7 @@ def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None
     for t in readers:
         t.start()
     # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would mix in earlier children)
-    _, status, usage = os.wait4(proc.pid, 0)
+    _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.monotonic() - start
     for t in readers:
         t.join(timeout)

@@ -151,7 +151,7 @@ def test_rate_limit_answers_429(emu: dict) -> None:
     emu["em"].knobs.update(rate_limit_per_s=2.0)
     statuses = []
     try:
-        for _ in range(6):
+        for _attempt in range(6):
             try:
                 statuses.append(c.list_instances(host_comp(emu)).status)
             except oci.exceptions.ServiceError as exc:

@@ -198,7 +198,10 @@ def test_lifecycle_and_include_exclude_filters() -> None:
         [_inst("i1", "a"), _inst("i2", "b", "STOPPED"), _inst("i3", "c", shape="VM.Standard.E5.Flex")],
         {"i1": "10.0.0.1", "i2": "10.0.0.2", "i3": "10.0.0.3"},
     )
-    names = lambda o: [h["name"] for h in inv.build_hosts(raw, o)]  # noqa: E731
+
+    def names(o: dict[str, Any]) -> list[str]:
+        return [h["name"] for h in inv.build_hosts(raw, o)]
+
     assert names({"lifecycle_states": ["RUNNING"]}) == ["a", "c"]
     assert names({"lifecycle_states": []}) == ["a", "b", "c"]
     assert names({"lifecycle_states": [], "include_filters": [{"gpus": 8}]}) == ["a", "b"]
@@ -252,7 +255,7 @@ class FakeApi:
 def test_fetch_uses_list_calls_only_and_skips_empty_compartments() -> None:
     api = FakeApi()
     raw = inv.fetch(api, {"lifecycle_states": ["RUNNING"]})
-    calls = [c for c, _ in api.calls]
+    calls = [c for c, _scope in api.calls]
     assert calls.count("ListInstances") == 3  # root, c1, c2
     assert api.calls.count(("ListVnicAttachments", "c1")) == 1 and calls.count("ListVnicAttachments") == 1
     assert ("ListPrivateIps", "s1") in api.calls and ("ListComputeHosts", T) in api.calls
@@ -540,7 +543,7 @@ def test_pool_membership_by_configuration_skips_per_pool_calls() -> None:
     groups = _groups(api)
     assert groups["h1"] == groups["h2"] == ["cluster_network_cn1", "instance_pool_pA"]
     assert groups["h3"] == ["instance_pool_pB"] and groups["h4"] == []
-    calls = [c for c, _ in api.calls]
+    calls = [c for c, _scope in api.calls]
     assert "ListInstancePoolInstances" not in calls and calls.count("ListInstancePools") == 1
 
 
@@ -553,7 +556,7 @@ def test_pool_membership_falls_back_to_member_lists_when_ambiguous() -> None:
     groups = _groups(api)
     assert groups["h1"] == ["cluster_network_cn1", "instance_pool_pA"]
     assert groups["h2"] == ["cluster_network_cn1", "instance_pool_pA2"]
-    assert [c for c, _ in api.calls].count("ListInstancePoolInstances") == 2
+    assert [c for c, _scope in api.calls].count("ListInstancePoolInstances") == 2
     # a pool smaller than the hosts carrying its configuration is also read exactly
     small = _pool("pS", "cfgA", 1)
     api = PoolApi([{"id": "cn2", "display_name": "cn2", "instance_pools": [small]}], [], {"pS": ["i1"]})
