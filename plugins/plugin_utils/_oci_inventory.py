@@ -205,22 +205,14 @@ class CallFailed(Exception):
         self.status, self.code, self.message = status, code, message
 
 
-class Api:
-    """What ``fetch`` needs from OCI. The plugin passes an SDK-backed implementation; every method
-    returns complete (all pages) lists of slim dicts and raises ``CallFailed`` on an API error."""
-
-    def region_subscriptions(self) -> list[str]:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def compartments(self) -> list[dict[str, Any]]:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def __getattr__(self, name: str) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError(name)
-
-
 def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """All list calls the inventory needs, concurrent per region. Returns the raw (cacheable) dict.
+
+    ``api`` is ``SdkApi`` (or a test double with the same methods): ``tenancy``, ``home_region``,
+    ``region_subscriptions()``, ``compartments()``, ``list_instances()``, ``list_vnic_attachments()``,
+    ``list_private_ips()``, ``get_subnet()``, ``list_subnets()``, ``list_compute_hosts()``,
+    ``list_cluster_networks()``, ``list_instance_pools()``, ``list_instance_pool_instances()`` and
+    ``get_public_ip_by_private_ip()``; each returns every page as slim dicts and raises ``CallFailed``.
 
     Raises ``AuthFailure`` on a 401 and ``InventoryError`` naming every failed call unless
     ``opts['allow_partial']``; then failures are listed under ``raw['errors']``.
