@@ -61,6 +61,14 @@ options:
     type: list
     elements: str
     default: [RUNNING]
+  server_filters:
+    description:
+      - Filters the API applies in C(ListInstances) (and C(ListVnicAttachments) for the AD), so fewer
+        instances travel. Keys - V(availability_domain) (for example C(Uocm:US-ASHBURN-AD-1); it exists in
+        one region, the others then return nothing), V(display_name) (exact), V(compute_cluster_id),
+        V(capacity_reservation_id).
+    type: dict
+    default: {}
   include_filters:
     description:
       - Keep only hosts matching at least one of these dicts. Each key is a host variable (the
@@ -224,6 +232,7 @@ OPTION_NAMES = (
     "compartment_subtree",
     "exclude_compartments",
     "lifecycle_states",
+    "server_filters",
     "include_filters",
     "exclude_filters",
     "hostnames",

@@ -264,6 +264,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
     )
     states = [s.upper() for s in opts.get("lifecycle_states") or []]
     server_state = states[0] if len(states) == 1 else None
+    server_filters = server_filter_params(opts.get("server_filters"))
     raw: dict[str, Any] = {
         "tenancy": tenancy,
         "regions": regions,
@@ -291,7 +292,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
             # phase 1: per compartment, instances then (only if any) their VNIC attachments
             def per_comp(cid: str) -> tuple[str, list[dict[str, Any]]]:
                 try:
-                    insts = api.list_instances(region, cid, server_state)
+                    insts = api.list_instances(region, cid, server_state, server_filters)
                 except CallFailed as exc:
                     record(region, cid, "ListInstances", exc)
                     return cid, []
@@ -300,7 +301,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                 if not insts:
                     return cid, []
                 try:
-                    atts = api.list_vnic_attachments(region, cid)
+                    atts = api.list_vnic_attachments(region, cid, server_filters.get("availabilityDomain"))
                 except CallFailed as exc:
                     record(region, cid, "ListVnicAttachments", exc)
                     atts = []
@@ -460,6 +461,25 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
     if errors and warn:
         warn("partial inventory (allow_partial): " + _error_text(errors))
     return raw
+
+
+SERVER_FILTERS = {
+    "availability_domain": "availabilityDomain",
+    "display_name": "displayName",
+    "compute_cluster_id": "computeClusterId",
+    "capacity_reservation_id": "capacityReservationId",
+}
+
+
+def server_filter_params(filters: dict[str, Any] | None) -> dict[str, str]:
+    """``server_filters`` option -> ListInstances query parameters; unknown keys are an error."""
+    out = {}
+    for key, value in (filters or {}).items():
+        if key not in SERVER_FILTERS:
+            raise InventoryError(f"server_filters: unknown key {key!r}; choose from {', '.join(SERVER_FILTERS)}")
+        if value not in (None, ""):
+            out[SERVER_FILTERS[key]] = str(value)
+    return out
 
 
 def _error_text(errors: list[dict[str, Any]]) -> str:
@@ -816,13 +836,15 @@ class SdkApi:
             if not page:
                 return items
 
-    def list_instances(self, region: str, compartment: str, state: str | None) -> list[dict[str, Any]]:
-        raw = self._raw_all("compute", region, "/instances", {"compartmentId": compartment, "lifecycleState": state})
-        return [slim_instance(i) for i in raw]
+    def list_instances(
+        self, region: str, compartment: str, state: str | None, filters: dict[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        query = {"compartmentId": compartment, "lifecycleState": state, **(filters or {})}
+        return [slim_instance(i) for i in self._raw_all("compute", region, "/instances", query)]
 
-    def list_vnic_attachments(self, region: str, compartment: str) -> list[dict[str, Any]]:
-        raw = self._raw_all("compute", region, "/vnicAttachments", {"compartmentId": compartment})
-        return [slim_attachment(a) for a in raw]
+    def list_vnic_attachments(self, region: str, compartment: str, ad: str | None = None) -> list[dict[str, Any]]:
+        query = {"compartmentId": compartment, "availabilityDomain": ad}
+        return [slim_attachment(a) for a in self._raw_all("compute", region, "/vnicAttachments", query)]
 
     def list_private_ips(self, region: str, subnet: str) -> list[dict[str, Any]]:
         return [slim_private_ip(p) for p in self._raw_all("network", region, "/privateIps", {"subnetId": subnet})]

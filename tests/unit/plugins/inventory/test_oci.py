@@ -231,11 +231,12 @@ class FakeApi:
         self._hit("ListCompartments", T)
         return [comp("c1", T, "prod"), comp("c2", T, "empty")]
 
-    def list_instances(self, region: str, cid: str, state: str | None) -> list[dict[str, Any]]:
+    def list_instances(self, region: str, cid: str, state: str | None, filters: Any = None) -> list[dict[str, Any]]:
         self._hit("ListInstances", cid)
+        self.filters = filters
         return [_inst("i1", "a")] if cid == "c1" else []
 
-    def list_vnic_attachments(self, region: str, cid: str) -> list[dict[str, Any]]:
+    def list_vnic_attachments(self, region: str, cid: str, ad: str | None = None) -> list[dict[str, Any]]:
         self._hit("ListVnicAttachments", cid)
         return [{"instance_id": "i1", "vnic_id": "v1", "subnet_id": "s1", "lifecycle_state": "ATTACHED"}]
 
@@ -489,7 +490,7 @@ class PoolApi(FakeApi):
         super().__init__()
         self.cns, self.pools, self.members = cns, pools, members
 
-    def list_instances(self, region: str, cid: str, state: str | None) -> list[dict[str, Any]]:
+    def list_instances(self, region: str, cid: str, state: str | None, filters: Any = None) -> list[dict[str, Any]]:
         self._hit("ListInstances", cid)
         if cid != "c1":
             return []
@@ -500,7 +501,7 @@ class PoolApi(FakeApi):
             out.append(i)
         return out
 
-    def list_vnic_attachments(self, region: str, cid: str) -> list[dict[str, Any]]:
+    def list_vnic_attachments(self, region: str, cid: str, ad: str | None = None) -> list[dict[str, Any]]:
         self._hit("ListVnicAttachments", cid)
         return []
 
@@ -618,3 +619,24 @@ def test_unauthorized_enrichment_warns_and_keeps_every_host(lab: Any) -> None:
     data = run.data
     assert set(data["_meta"]["hostvars"]) == set(expected_hosts(lab))
     assert not any(g.startswith("hpc_island_") for g in data)
+
+
+def test_server_filters_become_list_instances_parameters() -> None:
+    assert inv.server_filter_params({"availability_domain": "Uocm:X-AD-1", "display_name": None}) == {
+        "availabilityDomain": "Uocm:X-AD-1"
+    }
+    with pytest.raises(inv.InventoryError, match="unknown key 'shape'"):
+        inv.server_filter_params({"shape": "BM.GPU.H100.8"})
+    api = FakeApi()
+    inv.fetch(api, {"server_filters": {"display_name": "a"}})
+    assert api.filters == {"displayName": "a"}
+
+
+@pytest.mark.slow
+def test_server_side_availability_domain_filter(lab: Any) -> None:
+    ad = lab.tenancy.regions[lab.tenancy.home_region].ads[1]
+    lab.emulator.reset_counters()
+    run = ansible_inventory(lab.inventory_file("ad", server_filters={"availability_domain": ad}))
+    assert run.rc == 0, run.stderr
+    want = {n for n, t in expected_hosts(lab).items() if t["inst"]["availabilityDomain"] == ad}
+    assert want and set(run.data["_meta"]["hostvars"]) == want
