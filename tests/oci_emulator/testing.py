@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import sys
-import threading
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -101,32 +101,38 @@ def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None
         }
     )
     full_env.update(env or {})
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        [str(VENV_BIN / "ansible-inventory"), "-i", str(path), "--list", *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=full_env,
-    )
-    chunks: dict[str, bytes] = {}
-
-    def drain(name: str, stream: Any) -> None:
-        chunks[name] = stream.read()
-
-    readers = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))]
-    for t in readers:
-        t.start()
-    # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would mix in earlier children)
-    _pid, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - start
-    for t in readers:
-        t.join(timeout)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    # A small launcher process forks ansible-inventory and reports its rusage: Linux counts the
+    # memory a child inherits before exec in its peak RSS, so forking from a big test or benchmark
+    # process would report that process's size instead of ansible-inventory's.
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as usage_file:
+        cmd = [sys.executable, "-c", _LAUNCHER, usage_file.name, str(VENV_BIN / "ansible-inventory")]
+        start = time.monotonic()
+        proc = subprocess.run(
+            [*cmd, "-i", str(path), "--list", *extra],
+            capture_output=True,
+            env=full_env,
+            timeout=timeout,
+            check=False,
+        )
+        wall = time.monotonic() - start
+        usage = json.loads(usage_file.read() or "{}")
     return InventoryRun(
         proc.returncode,
-        chunks.get("out", b"").decode(),
-        chunks.get("err", b"").decode(),
+        proc.stdout.decode(),
+        proc.stderr.decode(),
         wall,
-        usage.ru_maxrss / 1024,
-        usage.ru_utime + usage.ru_stime,
+        usage.get("maxrss_kb", 0) / 1024,
+        usage.get("cpu_s", 0.0),
     )
+
+
+_LAUNCHER = """
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_pid, status, ru = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    json.dump({"maxrss_kb": ru.ru_maxrss, "cpu_s": ru.ru_utime + ru.ru_stime}, f)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
