@@ -310,16 +310,21 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def _populate(self, hosts: list[dict[str, Any]]) -> None:
         strict = self.get_option("strict")
+        compose, groups, keyed = self.get_option("compose"), self.get_option("groups"), self.get_option("keyed_groups")
+        known: set[str] = set()
         for host in hosts:
             name = host["name"]
             for group in host["groups"]:
-                self.inventory.add_group(group)
+                if group not in known:
+                    self.inventory.add_group(group)
+                    known.add(group)
             self.inventory.add_host(name, group=host["groups"][0] if host["groups"] else None)
             for group in host["groups"][1:]:
                 self.inventory.add_child(group, name)
             for key, value in host["vars"].items():
                 self.inventory.set_variable(name, key, value)
-            hostvars = host["all_vars"]
-            self._set_composite_vars(self.get_option("compose"), hostvars, name, strict=strict)
-            self._add_host_to_composed_groups(self.get_option("groups"), hostvars, name, strict=strict)
-            self._add_host_to_keyed_groups(self.get_option("keyed_groups"), hostvars, name, strict=strict)
+            if compose or groups or keyed:
+                hostvars = host["all_vars"]
+                self._set_composite_vars(compose, hostvars, name, strict=strict)
+                self._add_host_to_composed_groups(groups, hostvars, name, strict=strict)
+                self._add_host_to_keyed_groups(keyed, hostvars, name, strict=strict)
