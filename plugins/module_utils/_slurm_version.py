@@ -235,10 +235,11 @@ def change_plan(
         if old["partitions"] != new["partitions"]:
             reconfigure = True
             reasons.append("partitions changed: reconfigure")
-    if gres_changed:
+    # On a first install (no live slurm.conf) the daemons are simply started afterwards.
+    if gres_changed and old_text:
         restart.add("slurmd")
         reasons.append("gres.conf changed: slurmd restarts")
-    if cgroup_changed:
+    if cgroup_changed and old_text:
         restart.add("slurmd")
         reasons.append("cgroup.conf changed: slurmd restarts")
     # A restart of slurmctld re-reads everything: a reconfigure on top would only repeat it.

@@ -70,6 +70,7 @@ def test_parse_slurm_conf_splits_keys_nodes_partitions() -> None:
 # (version, old, new, kwargs) -> (restart, reconfigure)
 CASES = [
     ("first install", "22.05", None, BASE, {}, [], False),
+    ("first install with gres", "22.05", "", BASE, {"gres_changed": True, "cgroup_changed": True}, [], False),
     ("no change", "22.05", BASE, BASE, {}, [], False),
     ("plain key", "22.05", BASE, edit(BASE, "SlurmdTimeout=300", "SlurmdTimeout=600"), {}, [], True),
     ("ctld-only key", "22.05", BASE, edit(BASE, "MaxJobCount=10000", "MaxJobCount=20000"), {}, ["slurmctld"], False),
