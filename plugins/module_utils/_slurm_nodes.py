@@ -66,7 +66,7 @@ def _gpu_index(path: str) -> int | None:
 def gpu_devices_sorted(paths: Iterable[str]) -> list[str]:
     """``/dev/nvidiaN`` paths only (not nvidiactl, nvidia-uvm...), in numeric order."""
     found = [(idx, p) for p in paths for idx in [_gpu_index(p)] if idx is not None]
-    return [p for _, p in sorted(found)]
+    return [path for _idx, path in sorted(found)]
 
 
 def gpu_check(name: str, shape: str | None, gpu_devices: Iterable[str], expected: int | None = None) -> str | None:

@@ -150,8 +150,8 @@ def parse_slurm_conf(text: str | None) -> dict[str, dict[str, str]]:
     nodes: dict[str, str] = {}
     partitions: dict[str, str] = {}
     for line in _logical_lines(text or ""):
-        first, _, rest = line.partition(" ")
-        key, _, value = first.partition("=")
+        first, _sep, rest = line.partition(" ")
+        key, _eq, value = first.partition("=")
         lower = key.lower()
         if lower == "nodename":
             nodes[value] = " ".join(sorted(rest.split()))

@@ -1,6 +1,7 @@
 #!/usr/bin/python
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
 from __future__ import annotations
 
 DOCUMENTATION = r"""
@@ -17,7 +18,7 @@ description:
   - Tells whether the installed Slurm has the NVML GPU plugin, so gres autodetection is used only
     where it exists.
 author:
-  - contributors to the oci_gpu.cluster project
+  - oci_gpu.cluster contributors (@oci-gpu)
 options:
   name:
     description: The Slurm node name.
@@ -69,12 +70,18 @@ options:
       - /usr/lib/slurm
 attributes:
   check_mode:
+    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
+    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: none
   idempotent:
+    description:
+      When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
     support: full
   platform:
+    description: Target OS/families that can be operated against.
+    support: N/A
     platforms: posix
 """
 
@@ -162,7 +169,7 @@ def main() -> None:
     rc, out, err = module.run_command([slurmd, "-C"])
     if rc != 0:
         module.fail_json(msg=f"node {name}: 'slurmd -C' failed: {err.strip() or out.strip()}", gpu_devices=devices)
-    _, version, _ = module.run_command([slurmd, "-V"])
+    version = module.run_command([slurmd, "-V"])[1]
     try:
         record = node_record(
             name,

@@ -69,11 +69,11 @@ def test_module_writes_exact_bytes_idempotently_and_never_shows_the_key(tmp_path
     assert oct(path.stat().st_mode & 0o777) == "0o400"
     assert key not in out and key[:40] not in out
 
-    result, _ = run_module(args)
+    result = run_module(args)[0]
     assert result["changed"] is False
 
     path.chmod(0o644)
-    result, _ = run_module(args)
+    result = run_module(args)[0]
     assert result["changed"] is True and result["key_changed"] is False
     assert oct(path.stat().st_mode & 0o777) == "0o400"
 
@@ -83,4 +83,5 @@ def test_module_fails_on_bad_key_without_quoting_it(tmp_path: Path) -> None:
     result, out = run_module(f"key={bad} path={tmp_path / 'k'}")
     assert result.get("failed") is True
     assert "decodes to 5 bytes" in result["msg"]
+    assert bad not in out
     assert not (tmp_path / "k").exists()
