@@ -115,11 +115,7 @@ def node_documents(
         "definedTags": {"Oracle-Tags": {"CreatedBy": "oci-gpu-lab", "CreatedOn": "2026-01-01T00:00:00.000Z"}},
         "displayName": name,
         "faultDomain": f"FAULT-DOMAIN-{ordinal % 3 + 1}",
-        "freeformTags": {
-            "oci_gpu_lab": lab,
-            "cluster_name": lab,
-            "slurm_role": ",".join(node.get("roles") or []),
-        },
+        "freeformTags": {"oci_gpu_lab": lab, "cluster_name": lab},
         "hostname": name,
         "id": ocid("instance", short, lab, name),
         "image": ocid("image", short, "debian", node.get("image", "")),
@@ -141,6 +137,8 @@ def node_documents(
         "tenantId": tenancy,
         "timeCreated": 1767225600000 + ordinal,
     }
+    if node.get("roles"):
+        instance["freeformTags"]["slurm_role"] = ",".join(node["roles"])
     host: dict[str, Any] = {
         "buildingId": "building:" + _hex(lab, "building", length=64),
         "id": _hex(lab, name, "host", length=64),

@@ -123,14 +123,18 @@ def gpu_inventory(lab: str, node: str, shape: str) -> list[dict[str, Any]]:
 
 
 def default_roles(node: str, shape: str) -> list[str]:
+    """Slurm roles by shape and name (its last '-' part, so molecule's 'slurm-trixie-ctl' is a controller)."""
     if shape_gpus(shape):
         return ["compute"]
+    node = node.rsplit("-", 1)[-1]
     if node.startswith(("ctl", "controller", "head", "slurmctld")):
         return ["controller", "dbd"]
     if node.startswith("login"):
         return ["login"]
     if node.startswith(("dbd", "db")):
         return ["dbd"]
+    if node.startswith(("nfs", "storage", "fss")):
+        return []
     return ["compute"]
 
 
@@ -139,10 +143,10 @@ def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]
     roles: dict[str, list[str]] = {}
     for item in filter(None, (roles_spec or "").split(",")):
         node, sep, value = item.partition("=")
-        wanted = [r for r in value.split("+") if r]
+        wanted = [r for r in value.split("+") if r and r != "none"]
         bad = [r for r in wanted if r not in ROLES]
-        if not sep or not wanted or bad:
-            raise LabError(f"--roles entry {item!r}: write node=role[+role], roles from {', '.join(ROLES)}")
+        if not sep or not value or bad:
+            raise LabError(f"--roles entry {item!r}: write node=role[+role] (roles: {', '.join(ROLES)}) or node=none")
         roles[node] = wanted
     nodes: list[dict[str, Any]] = []
     for item in filter(None, spec.split(",")):
@@ -159,7 +163,8 @@ def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]
     if roles:
         raise LabError(f"--roles names nodes not in --nodes: {', '.join(sorted(roles))}")
     for n in nodes:
-        n["roles"] = n["roles"] or default_roles(n["name"], n["shape"])
+        if n["roles"] is None:
+            n["roles"] = default_roles(n["name"], n["shape"])
     return nodes
 
 
@@ -686,7 +691,11 @@ def main(argv: list[str] | None = None) -> int:
     up = sub.add_parser("up", help="start a lab")
     up.add_argument("--name", default="lab", help="lab name: prefix of its containers and network (default: lab)")
     up.add_argument("--nodes", required=True, help="name:SHAPE,... e.g. ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8")
-    up.add_argument("--roles", help="node=role[+role],... (controller, dbd, compute, login); default from name/shape")
+    up.add_argument(
+        "--roles",
+        help="node=role[+role],... (controller, dbd, compute, login, or none); default: ctl*=controller+dbd, "
+        "login*=login, nfs*=none, else compute",
+    )
     up.add_argument("--image", default="trixie", choices=images.SUITES)
     up.add_argument("--region", default="us-ashburn-1")
     up.add_argument("--inventory", help="also write the inventory to this path")

@@ -54,8 +54,12 @@ def test_parse_nodes_defaults_and_explicit_roles() -> None:
         ("login1", 0, ["login"]),
         ("cpu1", 0, ["compute"]),
     ]
-    nodes = labctl.parse_nodes("a:VM.Standard.E5.Flex,b:BM.GPU.L40S.4", "a=controller+login")
-    assert nodes[0]["roles"] == ["controller", "login"] and nodes[1]["roles"] == ["compute"]
+    nodes = labctl.parse_nodes(
+        "a:VM.Standard.E5.Flex,b:BM.GPU.L40S.4,c:VM.Standard.E5.Flex", "a=controller+login,c=none"
+    )
+    assert [n["roles"] for n in nodes] == [["controller", "login"], ["compute"], []]
+    assert labctl.parse_nodes("nfs:VM.Standard.E5.Flex")[0]["roles"] == []
+    assert labctl.parse_nodes("slurm-trixie-ctl:VM.Standard.E5.Flex")[0]["roles"] == ["controller", "dbd"]
 
 
 @pytest.mark.parametrize(
@@ -65,7 +69,8 @@ def test_parse_nodes_defaults_and_explicit_roles() -> None:
         ("Gpu1:BM.GPU.H100.8", None, "lower-case"),
         ("a:VM.Standard.E5.Flex,a:VM.Standard.E5.Flex", None, "given twice"),
         ("a:VM.Standard.E5.Flex", "b=compute", "not in --nodes"),
-        ("a:VM.Standard.E5.Flex", "a=boss", "roles from"),
+        ("a:VM.Standard.E5.Flex", "a=boss", "roles: controller"),
+        ("a:VM.Standard.E5.Flex", "a=", "node=none"),
         ("", None, "empty"),
     ],
 )
@@ -183,6 +188,8 @@ def test_cpu_node_documents_have_no_gpus_and_no_rdma() -> None:
     assert "gpus" not in docs["instance"]["shapeConfig"]
     assert "rdmaTopologyData" not in docs["host"]
     assert "nicIndex" not in docs["vnics"][0]
+    nfs = imds.node_documents("lab", {**_node("nfs", "VM.Standard.E5.Flex"), "roles": []}, None)
+    assert "slurm_role" not in nfs["instance"]["freeformTags"]
 
 
 AUTH = {"Authorization": "Bearer Oracle"}
