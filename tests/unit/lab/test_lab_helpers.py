@@ -305,3 +305,35 @@ def test_nvidia_smi_fields_and_formats(monkeypatch: pytest.MonkeyPatch, capsys: 
     assert capsys.readouterr().out.splitlines()[1] == f"GPU 1: NVIDIA H100 80GB HBM3 (UUID: {gpus[1]['uuid']})"
     assert nvidia_smi.main(["--query-gpu=index,bogus", "--format=csv"]) == 2
     assert nvidia_smi.main(["--query-gpu=index"]) == 2
+
+
+class _Started(Exception):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("tagged", "force", "builds"),
+    [("same", False, False), ("old", False, True), (None, False, True), ("same", True, True)],
+)
+def test_build_is_a_noop_only_for_an_unchanged_recipe(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tagged: str | None, force: bool, builds: bool
+) -> None:
+    digest = images.recipe_hash(images.recipe("trixie"))
+    monkeypatch.setattr(images, "BUILD_ROOT", tmp_path)
+    monkeypatch.setattr(images, "current_hash", lambda suite: digest if tagged == "same" else tagged)
+    monkeypatch.setattr(
+        images, "host_apt_sources", lambda: [images.AptSource("http://mirror.invalid/debian", ["trixie"])]
+    )
+    monkeypatch.setattr(images.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+
+    def fake_run(cmd: list[str], log: Path, **kwargs: object) -> None:
+        assert cmd[0] == "debootstrap" and "trixie" in cmd and "http://mirror.invalid/debian" in cmd
+        raise _Started
+
+    monkeypatch.setattr(images, "_run", fake_run)
+    if builds:
+        with pytest.raises(_Started):
+            images.build("trixie", force=force, quiet=True)
+        assert not list(tmp_path.glob("trixie-*")), "the build directory must be removed after a failure"
+    else:
+        assert images.build("trixie", force=force, quiet=True)["built"] is False
