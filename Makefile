@@ -11,8 +11,13 @@ export PATH := $(VENV)/bin:$(PATH)
 export ANSIBLE_COLLECTIONS_PATH := $(REPO)/build/collections
 export ANSIBLE_COLLECTIONS_SCAN_SYS_PATH := true
 PYTEST_ARGS ?=
+# The lab `make lab-up` starts: 1 controller+dbd, 2 GPU nodes with 8 GPUs each, 1 login node.
+LAB_NAME ?= lab
+LAB_IMAGE ?= trixie
+LAB_NODES ?= ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex
+LAB_ROLES ?= ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login
 
-.PHONY: help setup collections-link lint build sanity unit pytest test bench
+.PHONY: help setup collections-link lint build sanity unit pytest test bench lab-prepare images lab-up lab-down lab-status
 
 help:  ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -39,10 +44,26 @@ sanity: setup  ## ansible-test sanity (Python 3.11, ansible-test-managed venvs, 
 unit: setup collections-link  ## unit tests only (fast)
 	pytest tests/unit -q $(PYTEST_ARGS)
 
-pytest: collections-link
-	pytest $(PYTEST_ARGS)
+lab-prepare: setup  ## prepare this host for the podman lab (podman, debootstrap, two host fixes)
+	bash tests/lab/host_prepare.sh
 
-test: setup lint build sanity pytest  ## every check CI runs, failing on the first error
+images: lab-prepare  ## build the lab's base images (bookworm, trixie); a no-op when cached
+	python tests/lab/images.py trixie bookworm
+
+lab-up: images  ## start the lab alone (LAB_NAME, LAB_IMAGE, LAB_NODES, LAB_ROLES)
+	tests/lab/lab up --name $(LAB_NAME) --image $(LAB_IMAGE) --nodes $(LAB_NODES) --roles $(LAB_ROLES)
+
+lab-down:  ## remove the lab: its containers, network, state and IMDS server
+	tests/lab/lab down --name $(LAB_NAME)
+
+lab-status:  ## show the running labs
+	tests/lab/lab status
+
+# The lab and molecule scenarios are part of the test: a host that cannot run them fails.
+pytest: collections-link
+	OCI_GPU_LAB_REQUIRED=1 pytest $(PYTEST_ARGS)
+
+test: setup lint build sanity images pytest  ## every check CI runs, failing on the first error
 
 bench: setup collections-link  ## every benchmark; each prints one JSON line per scenario
 	@for b in tests/bench/bench_*.py; do python "$$b"; done
