@@ -7,6 +7,7 @@ namespace through a symlink tree under ``build/collections``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -16,9 +17,7 @@ COLLECTIONS = REPO / "build" / "collections"
 _link = COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
 if not _link.exists():
     _link.parent.mkdir(parents=True, exist_ok=True)
-    try:
+    with contextlib.suppress(FileExistsError):  # a concurrent run won the race
         os.symlink(REPO, _link)
-    except FileExistsError:  # another xdist worker or a concurrent run won the race
-        pass
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))

@@ -177,10 +177,11 @@ options:
 """
 
 EXAMPLES = r"""
-# --- gpu.oci_gpu.yml: every running instance in every subscribed region, default groups ---
+# gpu.oci_gpu.yml: every running instance in every subscribed region, default groups
 plugin: oci_gpu.cluster.oci
 
-# --- training.oci_gpu.yml: two regions, one compartment tree, GPU hosts only, Slurm groups by tag ---
+---
+# training.oci_gpu.yml: two regions, one compartment tree, GPU hosts only, Slurm groups by tag
 plugin: oci_gpu.cluster.oci
 config_file: ~/.oci/config
 config_profile: PROD
@@ -197,7 +198,8 @@ keyed_groups:
 compose:
   slurm_gres: "'gpu:' ~ oci_gpu_model ~ ':' ~ oci_gpus if oci_gpus else ''"
 
-# --- from-bastion.oci_gpu.yml: instance principal on an OCI bastion, stopped hosts too, cached ---
+---
+# from-bastion.oci_gpu.yml: instance principal on an OCI bastion, stopped hosts too, cached
 plugin: oci_gpu.cluster.oci
 auth_type: instance_principal
 lifecycle_states: [RUNNING, STOPPED]
@@ -208,7 +210,8 @@ cache_plugin: ansible.builtin.jsonfile
 cache_connection: ~/.cache/oci_gpu_inventory
 cache_timeout: 600
 
-# --- partial.oci_gpu.yml: keep going when a compartment is unreadable (a warning names it) ---
+---
+# partial.oci_gpu.yml: keep going when a compartment is unreadable (a warning names it)
 plugin: oci_gpu.cluster.oci
 allow_partial: true
 compute_hosts: false
