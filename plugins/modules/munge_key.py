@@ -27,21 +27,18 @@ options:
     type: path
     default: /etc/munge/munge.key
 extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
   - ansible.builtin.files
 attributes:
   check_mode:
-    description: Can run in check_mode and return changed status prediction without modifying target.
     support: full
   diff_mode:
-    description: Will return details on what has changed (or possibly needs changing in check_mode), when in diff mode.
     support: partial
     details: The diff says whether the key changes; it never shows key bytes.
   idempotent:
-    description:
-      When run twice in a row outside check mode, with the same arguments, the second invocation indicates no change.
+    description: A second run with the same arguments changes nothing.
     support: full
   platform:
-    description: Target OS/families that can be operated against.
     support: N/A
     platforms: posix
 """
