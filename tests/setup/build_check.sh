@@ -33,7 +33,7 @@ for type_dir in filter inventory modules lookup test callback connection; do
   for f in "plugins/$type_dir"/*.py; do
     [ -e "$f" ] || continue
     name=$(basename "$f" .py)
-    case "$name" in _*|__init__) continue ;; esac
+    case "$name" in _*) continue ;; esac
     ansible-doc -t "$type" "oci_gpu.cluster.$name" >/dev/null 2>"$install_path/err" || {
       echo "build: ansible-doc -t $type oci_gpu.cluster.$name failed on the installed collection:"
       cat "$install_path/err"; exit 1; }
