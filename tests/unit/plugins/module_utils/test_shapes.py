@@ -12,7 +12,19 @@ import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
 
-SHAPES_JSON = Path("/work/shared/data/oci_gpu_shapes.json")
+# shared/ sits beside the checkout (CI lays a copy there too).
+_REPO = Path(__file__).resolve().parents[4]
+SHAPES_JSON = next(
+    (
+        p
+        for p in (
+            _REPO.parent / "shared" / "data" / "oci_gpu_shapes.json",
+            Path("/work/shared/data/oci_gpu_shapes.json"),
+        )
+        if p.exists()
+    ),
+    _REPO.parent / "shared" / "data" / "oci_gpu_shapes.json",
+)
 MODULE = Path(_shapes.__file__)
 
 
