@@ -61,7 +61,7 @@ lab-status:  ## show the running labs
 
 # The lab and molecule scenarios are part of the test: a host that cannot run them fails.
 pytest: collections-link
-	OCI_GPU_LAB_REQUIRED=1 pytest $(PYTEST_ARGS)
+	OCI_GPU_LAB_REQUIRED=1 pytest --durations=12 $(PYTEST_ARGS)
 
 test: setup lint build sanity images pytest  ## every check CI runs, failing on the first error
 
