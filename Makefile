@@ -50,7 +50,7 @@ lab-prepare: setup  ## prepare this host for the podman lab (podman, debootstrap
 images: lab-prepare  ## build the lab's base images (bookworm, trixie); a no-op when cached
 	python tests/lab/images.py trixie bookworm
 
-lab-up: images  ## start the lab alone (LAB_NAME, LAB_IMAGE, LAB_NODES, LAB_ROLES)
+lab-up: images collections-link  ## start the lab alone (LAB_NAME, LAB_IMAGE, LAB_NODES, LAB_ROLES)
 	tests/lab/lab up --name $(LAB_NAME) --image $(LAB_IMAGE) --nodes $(LAB_NODES) --roles $(LAB_ROLES)
 
 lab-down:  ## remove the lab: its containers, network, state and IMDS server
