@@ -150,8 +150,11 @@ options:
       - Look up public IPs and subnet DNS domains (for V(fqdn)) - one C(GetSubnet) plus one C(ListSubnets)
         per compartment and VCN holding the hosts' subnets, then one call per primary private IP in subnets
         that allow public IPs (private-only GPU subnets cost nothing here).
+      - Off by default, so the default mode makes no per-host call; GPU nodes are reached on their private IPs.
+        Turn it on for C(oci_public_ip), C(oci_fqdn) and the V(public_ip) / V(fqdn) choices of O(hostnames)
+        and O(ansible_host).
     type: bool
-    default: true
+    default: false
   retry_max_attempts:
     description: Attempts per API call (429, 5xx and connection errors are retried with backoff).
     type: int

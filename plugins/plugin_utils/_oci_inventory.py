@@ -411,7 +411,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                             }
 
             jobs = [pool.submit(per_subnet, s) for s in subnet_ids]
-            if opts.get("public_ips", True) and subnet_ids:
+            if opts.get("public_ips", False) and subnet_ids:
                 jobs.append(pool.submit(subnet_details))
             insts_all = out["instances"]
             if opts.get("compute_hosts", True) and any(_is_bm_gpu(i.get("shape")) for i in insts_all):
@@ -424,7 +424,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
                 j.result()
 
             # phase 3: public IPs, only for primary IPs in subnets that allow them
-            if opts.get("public_ips", True):
+            if opts.get("public_ips", False):
                 candidates = [
                     p["id"]
                     for p in out["private_ips"]

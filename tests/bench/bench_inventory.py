@@ -90,7 +90,7 @@ class EmulatorProcess:
         self.proc.wait(10)
 
 
-def truth(data: dict[str, Any], enriched: bool = True) -> dict[str, dict[str, Any]]:
+def truth(data: dict[str, Any], enriched: bool = True, public: bool = False) -> dict[str, dict[str, Any]]:
     """Expected hosts (RUNNING) with IP, GPUs and groups, straight from the generated tenancy."""
     out = {}
     shape_gpus = {}
@@ -118,8 +118,8 @@ def truth(data: dict[str, Any], enriched: bool = True) -> dict[str, dict[str, An
             if host:
                 groups.add("hpc_island_" + host["hpcIslandId"][-12:])
                 groups.add("network_block_" + host["networkBlockId"][-12:])
-            public = v["publicIp"] if enriched else None
-            out[v["hostnameLabel"]] = {"ip": v["privateIp"], "gpus": gpus, "groups": groups, "public": public}
+            public_ip = v["publicIp"] if public else None
+            out[v["hostnameLabel"]] = {"ip": v["privateIp"], "gpus": gpus, "groups": groups, "public": public_ip}
     return out
 
 
@@ -205,7 +205,8 @@ def run_scenario(name: str, params: dict[str, Any], workdir: Path) -> dict[str, 
             result["error"] = run.stderr[-500:]
             return result
         enriched = params.get("options", {}).get("compute_hosts", True)
-        problems = check(_unwrap(json.loads(run.stdout)), truth(data, enriched))
+        public = params.get("options", {}).get("public_ips", False)
+        problems = check(_unwrap(json.loads(run.stdout)), truth(data, enriched, public))
         result["correct"] = not problems
         if problems:
             result["problems"] = problems

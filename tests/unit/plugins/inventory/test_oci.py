@@ -323,7 +323,7 @@ def expected_hosts(running: Any, states: tuple[str, ...] = ("RUNNING",)) -> dict
 
 @pytest.mark.slow
 def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
-    before = lab.emulator.counter_snapshot()["requests"]
+    lab.emulator.reset_counters()  # the fixture is shared: count this run alone
     run = ansible_inventory(lab.inventory_file("basic"))
     assert run.rc == 0, run.stderr
     data = run.data
@@ -333,7 +333,7 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
     for name, t in truth.items():
         assert hv[name]["oci_private_ip"] == t["ip"] == hv[name]["ansible_host"]
         assert hv[name]["oci_gpus"] == t["gpus"]
-        assert hv[name].get("oci_public_ip") == t["public"]
+        assert "oci_public_ip" not in hv[name]  # the default mode makes no per-host public-IP lookup
         assert hv[name]["oci_lifecycle_state"] == "RUNNING"
         role = t["inst"]["freeformTags"].get("slurm_role")
         slurm = {
@@ -355,10 +355,22 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
             group = data.get("instance_pool_" + pool["displayName"].replace("-", "_"), {}).get("hosts", [])
             assert set(group) == members
     assert "slurm_controller" in data and "slurm_login" in data
-    # list calls only: no per-host GetInstance/GetVnic
+    # list calls only: no per-host GetInstance/GetVnic/public-IP lookup
     by_op = lab.emulator.counter_snapshot()["by_op"]
     assert "GetInstance" not in by_op and "GetVnic" not in by_op
-    assert lab.emulator.counter_snapshot()["requests"] > before
+    assert "GetPublicIpByPrivateIpId" not in by_op
+    assert lab.emulator.counter_snapshot()["requests"] > 0
+
+
+@pytest.mark.slow
+def test_public_ips_when_asked_for(lab: Any) -> None:
+    run = ansible_inventory(lab.inventory_file("public", public_ips=True))
+    assert run.rc == 0, run.stderr
+    hv = run.data["_meta"]["hostvars"]
+    truth = expected_hosts(lab)
+    assert any(t["public"] for t in truth.values()), "the test tenancy has no public host"
+    for name, t in truth.items():
+        assert hv[name].get("oci_public_ip") == t["public"], name
 
 
 @pytest.mark.slow
@@ -409,7 +421,7 @@ def test_partial_mode_warns_and_returns_the_rest(lab: Any) -> None:
 
 @pytest.mark.slow
 def test_429_is_retried_to_a_complete_inventory(lab: Any) -> None:
-    lab.emulator.knobs.update(rate_limit_per_s=15.0)
+    lab.emulator.knobs.update(rate_limit_per_s=5.0)
     lab.emulator.reset_counters()
     try:
         run = ansible_inventory(lab.inventory_file("throttled"))
