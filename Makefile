@@ -17,7 +17,7 @@ LAB_IMAGE ?= trixie
 LAB_NODES ?= ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex
 LAB_ROLES ?= ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login
 
-.PHONY: help setup collections-link lint build sanity unit pytest test bench lab-prepare images lab-up lab-down lab-status
+.PHONY: help setup collections-link lint build sanity unit pytest test bench bench-inventory lab-prepare images lab-up lab-down lab-status
 
 help:  ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -67,3 +67,6 @@ test: setup lint build sanity images pytest  ## every check CI runs, failing on 
 
 bench: setup collections-link  ## every benchmark; each prints one JSON line per scenario
 	@for b in tests/bench/bench_*.py; do python "$$b"; done
+
+bench-inventory: setup collections-link  ## the inventory benchmark alone (S, M, L, M-throttled, M-base)
+	python tests/bench/bench_inventory.py
