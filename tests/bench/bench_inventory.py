@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "build" / "collections"))
 
-from tests.oci_emulator.testing import ansible_inventory  # noqa: E402
+from tests.oci_emulator.testing import _unwrap, ansible_inventory  # noqa: E402
 
 SCENARIOS: dict[str, dict[str, Any]] = {
     "S": {"hosts": 500, "compartments": 10, "regions": 1, "latency_ms": 0},
@@ -154,16 +154,6 @@ def lower_bound(data: dict[str, Any]) -> int:
     regions = len(data["regions"])
     subnets = sum(len({v["subnetId"] for i in r["instances"] for v in i["_vnics"]}) for r in data["regions"].values())
     return 1 + 2 * comps * regions + subnets
-
-
-def _unwrap(value: Any) -> Any:
-    if isinstance(value, dict):
-        if len(value) == 1 and "__ansible_unsafe" in value:
-            return value["__ansible_unsafe"]
-        return {k: _unwrap(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unwrap(v) for v in value]
-    return value
 
 
 def run_scenario(name: str, params: dict[str, Any], workdir: Path) -> dict[str, Any]:
