@@ -30,6 +30,7 @@ from cryptography.hazmat.primitives.asymmetric import padding
 from .tenancy import EPOCH, RegionState, Tenancy, ocid, public_view
 
 MAX_LIMIT = 1000
+ADDON_WRITE_OPS = ("InstallAddon", "UpdateAddon", "DisableAddon")
 DEFAULT_LIMIT = 100
 CLOCK_SKEW_S = 300
 
@@ -115,6 +116,8 @@ class Emulator:
             self.add_key(key_id, pem)
         self.counters: dict[str, dict[str, int]] = {}
         self.counter_lock = threading.Lock()
+        # successful Container Engine add-on writes, in order, with the cluster's add-on states at the time
+        self.write_log: list[dict[str, Any]] = []
         self.buckets = {r: _Bucket() for r in tenancy.regions}
         self.rng = random.Random(self.knobs.fault_seed)
         self.rng_lock = threading.Lock()
@@ -178,6 +181,31 @@ class Emulator:
     def reset_counters(self) -> None:
         with self.counter_lock:
             self.counters.clear()
+            self.write_log.clear()
+
+    def log_write(self, region: str, op: str, params: dict[str, str], body: Any, headers: Any) -> None:
+        """Record an accepted add-on write: which add-on, whether it carried a retry token, and every
+        add-on's lifecycle state on that cluster just after it was accepted."""
+        if op not in ADDON_WRITE_OPS:
+            return
+        r = self.tenancy.regions[region]
+        with r.lock:
+            states = {n: a["lifecycleState"] for n, a in r.addons.get(params.get("id", ""), {}).items()}
+        entry = {
+            "op": op,
+            "region": region,
+            "clusterId": params.get("id"),
+            "addon": params.get("name") or (body or {}).get("addonName"),
+            "retryToken": bool(headers.get("opc-retry-token")),
+            "addonStates": states,
+            "time": time.time(),
+        }
+        with self.counter_lock:
+            self.write_log.append(entry)
+
+    def writes(self) -> list[dict[str, Any]]:
+        with self.counter_lock:
+            return [dict(w) for w in self.write_log]
 
     # -- request pipeline ------------------------------------------------------------------------
     def verify_signature(self, method: str, target: str, headers: Any, body: bytes) -> None:
@@ -900,6 +928,7 @@ class _Handler(BaseHTTPRequestHandler):
             if result is None and "opc-work-request-id" in headers:
                 status = 202
             em.count(region, op, status)
+            em.log_write(region, op, params, payload, self.headers)
             self._send(status, result, headers)
         except ApiError as err:
             em.count(region, op, err.status)
@@ -912,6 +941,8 @@ class _Handler(BaseHTTPRequestHandler):
         em = self.emulator
         if path == "/_emulator/counters":
             self._send(200, em.counter_snapshot())
+        elif path == "/_emulator/writes":
+            self._send(200, em.writes())
         elif path == "/_emulator/reset" and self.command == "POST":
             em.reset_counters()
             self._send(200, {"ok": True})

@@ -366,7 +366,22 @@ def _generate_oke(key: str, seed: int, region: str, comp: str, count: int, subne
                     "nodes": nodes,
                 }
             )
-    return {"clusters": clusters, "nodePools": node_pools, "addons": {}, "addonOptions": default_addon_options()}
+    # OKE installs its essential NVIDIA device plugin on every cluster; the GPU operator replaces it
+    addons = {
+        c["id"]: {
+            "NvidiaGpuPlugin": {
+                "name": "NvidiaGpuPlugin",
+                "version": "v0.16.2",
+                "currentInstalledVersion": "v0.16.2",
+                "timeCreated": EPOCH,
+                "lifecycleState": "ACTIVE",
+                "configurations": [],
+                "addonError": None,
+            }
+        }
+        for c in clusters
+    }
+    return {"clusters": clusters, "nodePools": node_pools, "addons": addons, "addonOptions": default_addon_options()}
 
 
 def default_addon_options() -> list[dict[str, Any]]:
@@ -387,17 +402,42 @@ def default_addon_options() -> list[dict[str, Any]]:
             ],
         }
 
-    catalogue = {
-        "NvidiaGpuOperator": [("v24.9.0", "v1.28.0"), ("v25.3.0", "v1.30.0")],
-        "NvidiaNetworkOperator": [("v24.10.0", "v1.28.0"), ("v25.1.0", "v1.30.0")],
-        "NodeFeatureDiscovery": [("v0.16.6", "v1.28.0"), ("v0.17.2", "v1.30.0")],
-        "ClusterAutoscaler": [("v1.30.3", "v1.30.0"), ("v1.31.1", "v1.31.0")],
-        "CertManager": [("v1.15.3", "v1.28.0")],
-        "KubernetesMetricsServer": [("v0.7.2", "v1.28.0")],
-        "NvidiaGpuPlugin": [("v0.16.2", "v1.28.0")],
+    # name -> ([(version, minimal Kubernetes version)], configuration keys with their defaults); keys
+    # follow the upstream charts the OKE add-ons package (OKE's own names are not all documented)
+    catalogue: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]] = {
+        "NvidiaGpuOperator": (
+            [("v24.9.0", "v1.28.0"), ("v25.3.0", "v1.30.0")],
+            [
+                ("driver.enabled", "true"),
+                ("toolkit.enabled", "true"),
+                ("devicePlugin.enabled", "true"),
+                ("dcgmExporter.enabled", "true"),
+                ("migManager.enabled", "false"),
+                ("nfd.enabled", "true"),
+                ("gfd.enabled", "true"),
+            ],
+        ),
+        "NvidiaNetworkOperator": (
+            [("v24.10.0", "v1.28.0"), ("v25.1.0", "v1.30.0")],
+            [
+                ("nfd.enabled", "true"),
+                ("ofedDriver.deploy", "false"),
+                ("sriovDevicePlugin.deploy", "false"),
+                ("sriovDevicePlugin.resources", "[]"),
+                ("secondaryNetwork.deploy", "false"),
+            ],
+        ),
+        "NodeFeatureDiscovery": ([("v0.16.6", "v1.28.0"), ("v0.17.2", "v1.30.0")], [("numOfReplicas", "1")]),
+        "ClusterAutoscaler": (
+            [("v1.30.3", "v1.30.0"), ("v1.31.1", "v1.31.0")],
+            [("nodes", ""), ("numOfReplicas", "1"), ("scaleDownUnneededTime", "10m")],
+        ),
+        "CertManager": ([("v1.15.3", "v1.28.0")], [("numOfReplicas", "1")]),
+        "KubernetesMetricsServer": ([("v0.7.2", "v1.28.0")], [("numOfReplicas", "1")]),
+        "NvidiaGpuPlugin": ([("v0.16.2", "v1.28.0")], [("isDcgmExporterEnabled", "false")]),
     }
     options = []
-    for name, versions in catalogue.items():
+    for name, (versions, configs) in catalogue.items():
         options.append(
             {
                 "name": name,
@@ -406,7 +446,7 @@ def default_addon_options() -> list[dict[str, Any]]:
                 "lifecycleState": "ACTIVE",
                 "description": name,
                 "isEssential": name == "NvidiaGpuPlugin",
-                "versions": [version(v, k, [("numOfReplicas", "1")]) for v, k in versions],
+                "versions": [version(v, k, configs) for v, k in versions],
                 "freeformTags": {},
                 "definedTags": {},
                 "systemTags": {},

@@ -1,0 +1,376 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""OKE (Container Engine) helpers shared by the ``oke_*`` modules.
+
+The first half is pure: configurations as ``[{key, value}]`` <-> dict, input validation, the
+install/update/disable plan and its diff, version compatibility from ListAddonOptions data and the
+GPU/RDMA view of node pools. The second half wraps the SDK calls (client, paging, 404 as absent,
+work-request waits). ``oci`` is imported lazily through ``_oci_auth`` so this file imports without it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _shapes
+
+# Lifecycle states of an add-on (Addon.lifecycle_state).
+TRANSITIONAL_STATES = ("CREATING", "UPDATING", "DELETING")
+FAILED_STATES = ("NEEDS_ATTENTION", "FAILED")
+# Work request states (WorkRequest.status).
+WORK_REQUEST_DONE = ("SUCCEEDED", "FAILED", "CANCELED")
+
+CLUSTER_OCID_RE = re.compile(r"^ocid1\.cluster\.[a-z0-9-]+\.[a-z0-9-]*\.[A-Za-z0-9._-]+$")
+
+# RDMA NIC families by the HCA name prefix the shape table carries: PCI vendor id, the id of the
+# virtual function the SR-IOV device plugin hands to pods, and the kernel driver.
+RDMA_NIC_FAMILIES = {
+    "mlx5": {"vendor": "15b3", "vf_device": "101e", "driver": "mlx5_core"},
+    "ionic": {"vendor": "1dd8", "vf_device": "1003", "driver": "ionic"},
+}
+
+
+def oke_argspec() -> dict[str, Any]:
+    """Argument spec of the options every ``oke_*`` module has (doc fragment ``oci_gpu.cluster._oke``),
+    merged with the shared authentication options."""
+    spec = _oci_auth.oci_auth_argspec()
+    spec.update(
+        {
+            "region": {"type": "str"},
+            "service_endpoint": {"type": "str"},
+        }
+    )
+    return spec
+
+
+# -- pure functions ------------------------------------------------------------------------------
+def configs_to_dict(configs: list[dict[str, Any]] | None) -> dict[str, str]:
+    """``[{key, value}]`` (as the API returns them) -> ``{key: value}``."""
+    return {c["key"]: c.get("value") for c in configs or []}
+
+
+def dict_to_configs(configs: dict[str, str] | None) -> list[dict[str, str]]:
+    """``{key: value}`` -> ``[{key, value}]`` sorted by key (a stable request body)."""
+    return [{"key": k, "value": configs[k]} for k in sorted(configs or {})]
+
+
+def validate_configurations(name: str, configs: Any) -> list[str]:
+    """Errors for configurations that OKE would refuse: a mapping of string keys to string values."""
+    if configs is None:
+        return []
+    if not isinstance(configs, dict):
+        return [f"add-on {name}: configurations must be a mapping of key to string value, got {type(configs).__name__}"]
+    errors = []
+    for key, value in configs.items():
+        if not isinstance(key, str) or not key:
+            errors.append(f"add-on {name}: configuration key {key!r} must be a non-empty string")
+        elif not isinstance(value, str):
+            errors.append(
+                f"add-on {name}: configuration {key!r} has a {type(value).__name__} value {value!r};"
+                ' OKE takes strings only (quote it, e.g. "true")'
+            )
+    return errors
+
+
+def validate_cluster_id(cluster_id: Any) -> str | None:
+    """An error message when ``cluster_id`` is not a cluster OCID, else None."""
+    if not cluster_id:
+        return "cluster_id is missing: give the OKE cluster OCID (ocid1.cluster.oc1...)"
+    if not isinstance(cluster_id, str) or not CLUSTER_OCID_RE.match(cluster_id):
+        return f"cluster_id {cluster_id!r} is not a cluster OCID (ocid1.cluster.<realm>.<region>.<id>)"
+    return None
+
+
+def _version_tuple(version: str | None) -> tuple[int, ...]:
+    nums = re.findall(r"\d+", version or "")
+    return tuple(int(n) for n in nums[:3])
+
+
+def kubernetes_version_ok(k8s_version: str, filters: dict[str, Any] | None) -> bool:
+    """Whether an add-on version's ``kubernetesVersionFilters`` admit ``k8s_version``."""
+    filters = filters or {}
+    exact = filters.get("exactKubernetesVersions") or filters.get("exact_kubernetes_versions") or []
+    if exact:
+        return k8s_version in exact
+    have = _version_tuple(k8s_version)
+    low = filters.get("minimalVersion") or filters.get("minimal_version")
+    high = filters.get("maximumVersion") or filters.get("maximum_version")
+    if low and have < _version_tuple(low):
+        return False
+    return not (high and have > _version_tuple(high))
+
+
+def offered_versions(options: list[dict[str, Any]], name: str) -> list[str] | None:
+    """Versions ListAddonOptions offers for ``name`` (already filtered by Kubernetes version), or
+    None when the add-on is unknown."""
+    for opt in options:
+        if opt.get("name") == name:
+            return [v.get("version_number") or v.get("versionNumber") for v in opt.get("versions") or []]
+    return None
+
+
+def check_addon_request(
+    name: str, version: str | None, configs: Any, options: list[dict[str, Any]] | None, k8s_version: str | None
+) -> list[str]:
+    """Every reason not to send this add-on to OKE; ``options`` as ListAddonOptions answered for the
+    cluster's Kubernetes version (None: not checked)."""
+    errors = validate_configurations(name, configs)
+    if options is None:
+        return errors
+    versions = offered_versions(options, name)
+    known = ", ".join(sorted(o.get("name", "") for o in options))
+    if versions is None:
+        errors.append(f"add-on {name!r} is not an OKE add-on (known: {known})")
+    elif version and version not in versions:
+        errors.append(
+            f"add-on {name}: version {version!r} is not offered for Kubernetes {k8s_version}"
+            f" (offered: {', '.join(versions) or 'none'})"
+        )
+    return errors
+
+
+def addon_view(addon: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The module's view of an add-on (snake_case SDK dict in, stable dict out)."""
+    if addon is None:
+        return None
+    error = addon.get("addon_error")
+    return {
+        "name": addon.get("name"),
+        "version": addon.get("version"),
+        "current_installed_version": addon.get("current_installed_version"),
+        "lifecycle_state": addon.get("lifecycle_state"),
+        "configurations": configs_to_dict(addon.get("configurations")),
+        "addon_error": dict(error) if error else None,
+        "time_created": addon.get("time_created"),
+    }
+
+
+def plan_addon(current: dict[str, Any] | None, desired: dict[str, Any]) -> dict[str, Any]:
+    """What to do to make ``current`` (an :func:`addon_view` or None) look like ``desired``.
+
+    ``desired``: ``name``, ``state`` (present/absent), ``version`` (None: keep / service default) and
+    ``configurations`` (None: not managed; a dict: exactly these keys). Returns ``action`` (install,
+    update, disable or None), ``changes`` (what differs) and ``diff`` (``before``/``after`` views).
+    """
+    state = desired.get("state", "present")
+    before = _diff_view(current)
+    if state == "absent":
+        if current is None:
+            return {"action": None, "changes": [], "diff": {"before": before, "after": before}}
+        return {"action": "disable", "changes": ["state"], "diff": {"before": before, "after": {}}}
+    after = {
+        "name": desired["name"],
+        "version": desired.get("version") or (current or {}).get("version"),
+        "configurations": dict(
+            desired["configurations"]
+            if desired.get("configurations") is not None
+            else (current or {}).get("configurations") or {}
+        ),
+        "state": "present",
+    }
+    if current is None:
+        return {"action": "install", "changes": ["state"], "diff": {"before": before, "after": after}}
+    changes = []
+    if desired.get("version") and desired["version"] != current.get("version"):
+        changes.append("version")
+    if desired.get("configurations") is not None and dict(desired["configurations"]) != (
+        current.get("configurations") or {}
+    ):
+        changes.append("configurations")
+    return {"action": "update" if changes else None, "changes": changes, "diff": {"before": before, "after": after}}
+
+
+def _diff_view(current: dict[str, Any] | None) -> dict[str, Any]:
+    if current is None:
+        return {}
+    return {
+        "name": current["name"],
+        "version": current.get("version"),
+        "configurations": dict(current.get("configurations") or {}),
+        "state": "present",
+    }
+
+
+def shape_gpus(shape: str | None) -> int:
+    """GPUs per node of an OCI shape (the collection's shape table; 0 for CPU or unknown shapes,
+    except an unknown name with ``GPU`` in it, which counts as a GPU shape with an unknown count)."""
+    info = _shapes.SHAPES.get(shape or "")
+    if info is not None:
+        return int(info.get("gpu_count") or 0)
+    return -1 if "GPU" in (shape or "").upper() else 0
+
+
+def rdma_profile(shape: str) -> dict[str, Any] | None:
+    """RDMA facts of a shape for the SR-IOV device plugin, or None when the shape has no RDMA NICs."""
+    info = _shapes.SHAPES.get(shape) or {}
+    hcas = list(info.get("rdma_hca_names") or ())
+    if not info.get("rdma_nic_count") or not hcas:
+        return None
+    family = re.sub(r"_\d+$", "", hcas[0])
+    nic = RDMA_NIC_FAMILIES.get(family)
+    if nic is None:
+        return None
+    return {
+        "rdma_nic_count": int(info["rdma_nic_count"]),
+        "rdma_speed_gbps": info.get("rdma_speed_gbps"),
+        "rdma_hca_names": hcas,
+        "rdma_vendor_id": nic["vendor"],
+        "rdma_vf_device_id": nic["vf_device"],
+        "rdma_driver": nic["driver"],
+        "rdma_resource_name": "rdma_" + re.sub(r"[^a-z0-9]+", "_", shape.lower()).strip("_"),
+    }
+
+
+def summarise_node_pools(pools: list[dict[str, Any]]) -> dict[str, Any]:
+    """``{"node_pools": [...], "nodes": {...}, "gpu_shapes": [...]}`` from GetNodePool answers
+    (snake_case dicts): per pool its shape, GPUs per node and node states; counts of ACTIVE GPU and
+    non-GPU nodes; one record per GPU shape with active nodes, GPUs and RDMA facts."""
+    out_pools = []
+    counts = {"total": 0, "active": 0, "gpu_active": 0, "non_gpu_active": 0}
+    shapes: dict[str, dict[str, Any]] = {}
+    for pool in pools:
+        shape = pool.get("node_shape") or ""
+        gpus = shape_gpus(shape)
+        nodes = [
+            {
+                "id": n.get("id"),
+                "name": n.get("name"),
+                "lifecycle_state": n.get("lifecycle_state"),
+                "private_ip": n.get("private_ip"),
+                "availability_domain": n.get("availability_domain"),
+                "fault_domain": n.get("fault_domain"),
+            }
+            for n in pool.get("nodes") or []
+        ]
+        active = sum(1 for n in nodes if n["lifecycle_state"] == "ACTIVE")
+        counts["total"] += len(nodes)
+        counts["active"] += active
+        counts["gpu_active" if gpus else "non_gpu_active"] += active
+        out_pools.append(
+            {
+                "id": pool.get("id"),
+                "name": pool.get("name"),
+                "node_shape": shape,
+                "kubernetes_version": pool.get("kubernetes_version"),
+                "lifecycle_state": pool.get("lifecycle_state"),
+                "gpus_per_node": gpus,
+                "is_gpu": gpus != 0,
+                "nodes": nodes,
+            }
+        )
+        if gpus:
+            rec = shapes.setdefault(
+                shape,
+                {
+                    "shape": shape,
+                    "gpus_per_node": gpus,
+                    "gpu_model": (_shapes.SHAPES.get(shape) or {}).get("gpu_model"),
+                    "gpu_vendor": (_shapes.SHAPES.get(shape) or {}).get("gpu_vendor"),
+                    "nodes": 0,
+                    "active_nodes": 0,
+                    "gpus_active": 0,
+                    "rdma": rdma_profile(shape),
+                },
+            )
+            rec["nodes"] += len(nodes)
+            rec["active_nodes"] += active
+            rec["gpus_active"] += active * max(gpus, 0)
+    return {"node_pools": out_pools, "nodes": counts, "gpu_shapes": [shapes[k] for k in sorted(shapes)]}
+
+
+# -- SDK side ------------------------------------------------------------------------------------
+class OkeError(Exception):
+    """A Container Engine problem with a message fit for the user; ``details`` go into the result."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.details = details
+
+
+def ce_client(params: dict[str, Any]) -> Any:
+    """A ContainerEngineClient from the module's auth/region/endpoint options with the shared retry
+    strategy (429, 5xx and 409 IncorrectState with backoff)."""
+    auth = _oci_auth.resolve_auth(params)
+    return _oci_auth.make_client(
+        _oci_auth.oci.container_engine.ContainerEngineClient,
+        auth,
+        params.get("region"),
+        params.get("service_endpoint"),
+        _oci_auth.retry_strategy(),
+    )
+
+
+def to_dict(model: Any) -> Any:
+    return _oci_auth.oci.util.to_dict(model)
+
+
+def is_status(exc: BaseException, status: int) -> bool:
+    return isinstance(exc, _oci_auth.oci.exceptions.ServiceError) and exc.status == status
+
+
+def get_cluster(client: Any, cluster_id: str) -> dict[str, Any]:
+    try:
+        return to_dict(client.get_cluster(cluster_id).data)
+    except _oci_auth.oci.exceptions.ServiceError as exc:
+        if exc.status == 404:
+            raise OkeError(f"cluster {cluster_id} not found (or not authorised)") from exc
+        raise
+
+
+def get_addon(client: Any, cluster_id: str, name: str) -> dict[str, Any] | None:
+    """The add-on as a snake_case dict, or None when the cluster does not have it."""
+    try:
+        return to_dict(client.get_addon(cluster_id, name).data)
+    except _oci_auth.oci.exceptions.ServiceError as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    data = _oci_auth.oci.pagination.list_call_get_all_results(method, *args, **kwargs).data
+    return [to_dict(d) for d in data]
+
+
+def addon_options(client: Any, k8s_version: str, name: str | None = None) -> list[dict[str, Any]]:
+    kwargs = {"addon_name": name} if name else {}
+    return list_all(client.list_addon_options, k8s_version, **kwargs)
+
+
+def wait_addon_settled(
+    client: Any, cluster_id: str, name: str, timeout: float, interval: float, clock: Any = time
+) -> dict[str, Any] | None:
+    """Poll GetAddon until the add-on leaves CREATING/UPDATING/DELETING (or is gone)."""
+    deadline = clock.monotonic() + timeout
+    while True:
+        addon = get_addon(client, cluster_id, name)
+        if addon is None or addon.get("lifecycle_state") not in TRANSITIONAL_STATES:
+            return addon
+        if clock.monotonic() >= deadline:
+            raise OkeError(
+                f"add-on {name} is still {addon.get('lifecycle_state')} after {timeout:g} s",
+                addon=addon_view(addon),
+            )
+        clock.sleep(interval)
+
+
+def wait_work_request(
+    client: Any, work_request_id: str, timeout: float, interval: float, clock: Any = time
+) -> dict[str, Any]:
+    """Poll GetWorkRequest until it ends; returns it with ``errors`` (ListWorkRequestErrors) when it failed."""
+    deadline = clock.monotonic() + timeout
+    while True:
+        wr = to_dict(client.get_work_request(work_request_id).data)
+        if wr.get("status") in WORK_REQUEST_DONE:
+            if wr["status"] != "SUCCEEDED":
+                errs = client.list_work_request_errors(wr.get("compartment_id"), work_request_id).data
+                wr["errors"] = [to_dict(e) for e in errs or []]
+            return wr
+        if clock.monotonic() >= deadline:
+            raise OkeError(
+                f"work request {work_request_id} is still {wr.get('status')} after {timeout:g} s",
+                work_request=wr,
+            )
+        clock.sleep(interval)
