@@ -45,6 +45,7 @@ BASE_PACKAGES = (
     "kmod",
     "ca-certificates",
     "less",
+    "libnfs-utils",  # the mount.nfs stand-in's real NFSv3 probe (tests/lab/mount_nfs.py)
 )
 
 # Downloaded (not installed) into the image's apt cache: the Slurm/storage roles install them
@@ -63,6 +64,8 @@ PREFETCH_PACKAGES = (
     "mdadm",
     "e2fsprogs",
     "xfsprogs",
+    "nfs-ganesha",  # the lab's NFS server (nodes with the "nfs" role)
+    "nfs-ganesha-vfs",
 )
 
 # Units that make no sense in a container, or that would take the dpkg lock behind a role's back.

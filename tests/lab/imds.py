@@ -137,8 +137,11 @@ def node_documents(
         "tenantId": tenancy,
         "timeCreated": 1767225600000 + ordinal,
     }
-    if node.get("roles"):
-        instance["freeformTags"]["slurm_role"] = ",".join(node["roles"])
+    slurm_roles = [r for r in node.get("roles", []) if r != "nfs"]
+    if slurm_roles:
+        instance["freeformTags"]["slurm_role"] = ",".join(slurm_roles)
+    if "nfs" in node.get("roles", []):
+        instance["freeformTags"]["lab_service"] = "nfs"
     host: dict[str, Any] = {
         "buildingId": "building:" + _hex(lab, "building", length=64),
         "id": _hex(lab, name, "host", length=64),

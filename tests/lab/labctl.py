@@ -43,7 +43,12 @@ LABEL = "oci_gpu_lab"
 NODE_LABEL = "oci_gpu_lab.node"
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 NODE_RE = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
-ROLES = ("controller", "dbd", "compute", "login")
+SLURM_ROLES = ("controller", "dbd", "compute", "login")
+# "nfs": the node serves the lab's NFS exports with nfs-ganesha (the stand-in for an OCI File Storage
+# mount target); it carries no Slurm role.
+ROLES = (*SLURM_ROLES, "nfs")
+STORAGE_MOUNT = "/var/lib/oci-gpu-lab/storage"
+DEFAULT_EXPORTS = ("home", "apps")
 NVIDIA_MAJOR = 195
 NVIDIACTL_MINOR = 255
 BOOT_TIMEOUT = 90.0
@@ -134,8 +139,17 @@ def default_roles(node: str, shape: str) -> list[str]:
     if node.startswith(("dbd", "db")):
         return ["dbd"]
     if node.startswith(("nfs", "storage", "fss")):
-        return []
+        return ["nfs"]
     return ["compute"]
+
+
+def parse_exports(spec: str | None) -> list[str]:
+    """``home,apps`` -> ["home", "apps"]: the NFS node's exports (/home, /apps)."""
+    names = [e.strip().strip("/") for e in (spec or ",".join(DEFAULT_EXPORTS)).split(",") if e.strip().strip("/")]
+    for e in names:
+        if not NODE_RE.match(e):
+            raise LabError(f"--nfs-exports entry {e!r}: use lower-case letters, digits and '-' (one path level)")
+    return names
 
 
 def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]]:
@@ -235,6 +249,8 @@ def check_host() -> None:
 NODE_SETUP = r"""
 import json, os, stat, subprocess, sys
 spec = json.load(sys.stdin)
+for cmd in spec.get("pre_commands", []):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 for path, (mode, text) in spec["files"].items():
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as fh:
@@ -253,10 +269,65 @@ for path, major, minor in spec["devices"]:
         pass
     os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
     os.chmod(path, 0o666)
+for cmd in spec.get("post_commands", []):
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({res.returncode}): {res.stdout[-2000:]}{res.stderr[-2000:]}")
 """
 
+# The NFS server of a lab node with the "nfs" role: nfs-ganesha (userspace, so it runs where the
+# kernel has no NFS server) exporting STORAGE_MOUNT/nfs/<name> as /<name>, NFSv3 over TCP like OCI
+# File Storage. The VFS backend needs file handles, which overlayfs lacks: the exports live on the
+# lab's storage volume (a podman volume on the host's filesystem).
+GANESHA_CONF = """# Written by tests/lab/lab (test only): the lab's stand-in for an OCI File Storage mount target.
+NFS_CORE_PARAM {{
+    Protocols = 3, 4;
+    mount_path_pseudo = true;
+    # A container may not set PR_SET_IO_FLUSHER.
+    allow_set_io_flusher_fail = true;
+}}
+EXPORT_DEFAULTS {{
+    Access_Type = RW;
+    Squash = No_Root_Squash;
+    SecType = sys;
+    Transports = TCP;
+}}
+{exports}
+"""
+GANESHA_EXPORT = """EXPORT {{
+    Export_Id = {id};
+    Path = {path};
+    Pseudo = /{name};
+    Protocols = 3, 4;
+    FSAL {{ Name = VFS; }}
+}}"""
+# mount.nfs paths by suite (bookworm's nfs-common ships /sbin/mount.nfs, trixie's /usr/sbin/mount.nfs):
+# divert both, so the package installs its helper aside and the stand-in stays.
+MOUNT_NFS_PATHS = ("/sbin/mount.nfs", "/usr/sbin/mount.nfs")
 
-def node_payload(lab: str, node: dict[str, Any]) -> dict[str, Any]:
+
+def ganesha_conf(exports: list[str]) -> str:
+    blocks = [
+        GANESHA_EXPORT.format(id=i, path=f"{STORAGE_MOUNT}/nfs/{name}", name=name)
+        for i, name in enumerate(exports, start=1)
+    ]
+    return GANESHA_CONF.format(exports="\n".join(blocks))
+
+
+# Wait (in the node) until the NFS server answers on 2049, at most 30 s.
+WAIT_NFS = (
+    "import socket, sys, time\n"
+    "end = time.monotonic() + 30\n"
+    "while time.monotonic() < end:\n"
+    "    try:\n"
+    "        socket.create_connection(('127.0.0.1', 2049), timeout=1).close(); sys.exit(0)\n"
+    "    except OSError:\n"
+    "        time.sleep(0.3)\n"
+    "sys.exit('nfs-ganesha does not answer on port 2049; see /var/log/ganesha/ganesha.log')\n"
+)
+
+
+def node_payload(lab: str, node: dict[str, Any], exports: list[str] | None = None) -> dict[str, Any]:
     """What goes into a node: node facts, GPU list, the nvidia-smi stand-in and a tmpfiles.d rule."""
     gpus = gpu_inventory(lab, node["name"], node["shape"])
     files: dict[str, tuple[str, str]] = {
@@ -284,11 +355,37 @@ def node_payload(lab: str, node: dict[str, Any]) -> dict[str, Any]:
         smi = (HERE / "nvidia_smi.py").read_text().split("\n", 1)[1]
         files["/usr/bin/nvidia-smi"] = ("0755", "#!/usr/bin/python3\n" + smi)
     remove = [] if gpus else ["/usr/bin/nvidia-smi", "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
-    return {"files": files, "devices": devices, "remove_devices": remove}
+    # Every node: the mount.nfs stand-in (the kernel has no NFS client), see mount_nfs.py.
+    pre = [["dpkg-divert", "--local", "--rename", "--divert", f"{p}.distrib", "--add", p] for p in MOUNT_NFS_PATHS]
+    shim = (HERE / "mount_nfs.py").read_text().split("\n", 1)[1]
+    files["/usr/sbin/mount.nfs"] = ("0755", "#!/usr/bin/python3\n" + shim)
+    post: list[list[str]] = []
+    if "nfs" in node["roles"]:
+        names = list(exports or DEFAULT_EXPORTS)
+        files["/etc/ganesha/ganesha.conf"] = ("0644", ganesha_conf(names))
+        post = [
+            ["mkdir", "-p", *[f"{STORAGE_MOUNT}/nfs/{n}" for n in names]],
+            [
+                "env",
+                "DEBIAN_FRONTEND=noninteractive",
+                "apt-get",
+                "install",
+                "-y",
+                "-q",
+                "-o",
+                "Dpkg::Options::=--force-confold",
+                "nfs-ganesha",
+                "nfs-ganesha-vfs",
+            ],
+            ["systemctl", "enable", "nfs-ganesha"],
+            ["systemctl", "restart", "nfs-ganesha"],
+            ["python3", "-c", WAIT_NFS],
+        ]
+    return {"files": files, "devices": devices, "remove_devices": remove, "pre_commands": pre, "post_commands": post}
 
 
-def setup_node(lab: str, node: dict[str, Any]) -> None:
-    payload = node_payload(lab, node)
+def setup_node(lab: str, node: dict[str, Any], exports: list[str] | None = None) -> None:
+    payload = node_payload(lab, node, exports)
     podman("exec", "-i", node["container"], "python3", "-c", NODE_SETUP, stdin=json.dumps(payload))
 
 
@@ -454,7 +551,11 @@ def inventory_text(lab: dict[str, Any]) -> str:
             f"      oci_gpu_lab_private_ip: {_y(n.get('ip', ''))}",
         ]
     lines.append("  children:")
-    for role in ROLES:
+    nfs = [n["name"] for n in lab["nodes"] if "nfs" in n["roles"]]
+    lines.append("    lab_nfs:")
+    lines.append("      hosts:" + ("" if nfs else " {}"))
+    lines += [f"        {m}: {{}}" for m in nfs]
+    for role in SLURM_ROLES:
         members = [n["name"] for n in lab["nodes"] if role in n["roles"]]
         lines.append(f"    slurm_{role}:")
         lines.append("      hosts:" + ("" if members else " {}"))
@@ -490,6 +591,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     elif images.current_hash(args.image) is None:
         raise LabError(f"image {image} does not exist; run: tests/lab/lab images {args.image}")
     network = f"{name}-net"
+    volume = f"{name}-storage"
+    exports = parse_exports(args.nfs_exports)
     with state_lock():
         if read_lab(name) is not None:
             raise LabError(f"lab {name!r} is already up (see 'lab status --name {name}'); run 'lab down --name {name}'")
@@ -511,6 +614,8 @@ def cmd_up(args: argparse.Namespace) -> int:
             "containers_created": True,
             "nodes": nodes,
             "bridges": [],
+            "exports": exports,
+            "volume": volume,
             "created": time.time(),
         }
         # Record intent first: a failure half-way leaves a state 'down' can clean up.
@@ -518,6 +623,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         try:
             if not net_exists:
                 podman("network", "create", "--label", f"{LABEL}={name}", network)
+            # The lab's shared storage: what the NFS node exports and what the mount.nfs stand-in binds.
+            if podman("volume", "exists", volume, check=False).returncode != 0:
+                podman("volume", "create", "--label", f"{LABEL}={name}", volume)
             # Fixed addresses: a restarted node keeps its IP, so IMDS, inventory and tenancy stay true.
             for n, ip in zip(nodes, node_addresses(network, len(nodes)), strict=True):
                 n["ip"] = ip
@@ -535,6 +643,8 @@ def cmd_up(args: argparse.Namespace) -> int:
                     network,
                     "--network-alias",
                     n["name"],
+                    "--volume",
+                    f"{volume}:{STORAGE_MOUNT}",
                     "--privileged",
                     "--systemd=always",
                     "--label",
@@ -546,7 +656,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                 )
             with ThreadPoolExecutor(max_workers=8) as pool:
                 list(pool.map(lambda n: wait_booted(n["container"]), nodes))
-                list(pool.map(lambda n: setup_node(name, n), nodes))
+                list(pool.map(lambda n: setup_node(name, n, exports), nodes))
             register(lab, args.region)
             write_lab(lab)
             pid = ensure_imds(lab["bridges"])
@@ -576,6 +686,8 @@ def cmd_attach(args: argparse.Namespace) -> int:
             "bridges": [],
             "created": time.time(),
         }
+        given = parse_exports(args.nfs_exports) if args.nfs_exports else None
+        lab["exports"] = given or lab.get("exports", list(DEFAULT_EXPORTS))
         if lab.get("containers_created"):
             raise LabError(f"lab {args.name!r} was made by 'lab up'; attach containers to a lab of their own")
         by_name = {n["name"]: n for n in lab["nodes"]}
@@ -587,7 +699,7 @@ def cmd_attach(args: argparse.Namespace) -> int:
         lab["nodes"] = [by_name[k] for k in sorted(by_name)]
         for n in nodes:
             wait_booted(n["container"])
-            setup_node(args.name, n)
+            setup_node(args.name, n, lab["exports"])
         register(lab, lab.get("region") or args.region)
         write_lab(lab)
         pid = ensure_imds(lab["bridges"])
@@ -598,6 +710,11 @@ def cmd_attach(args: argparse.Namespace) -> int:
 
 def _containers_labelled(name: str) -> list[str]:
     out = podman("ps", "-a", "--filter", f"label={LABEL}={name}", "--format", "{{.Names}}", check=False).stdout
+    return [c for c in out.split() if c]
+
+
+def _volumes_labelled(name: str) -> list[str]:
+    out = podman("volume", "ls", "--filter", f"label={LABEL}={name}", "--format", "{{.Name}}", check=False).stdout
     return [c for c in out.split() if c]
 
 
@@ -627,6 +744,9 @@ def cmd_down(args: argparse.Namespace) -> int:
             if podman("network", "exists", net, check=False).returncode == 0:
                 podman("network", "rm", net)
                 removed.append(f"network {net}")
+        for vol in _volumes_labelled(name):
+            podman("volume", "rm", "--force", vol)
+            removed.append(f"volume {vol}")
         if lab and not lab.get("network_created"):
             # Someone else's bridge: take back only the address the lab put there.
             for bridge in lab.get("bridges", []):
@@ -694,12 +814,13 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument(
         "--roles",
         help="node=role[+role],... (controller, dbd, compute, login, or none); default: ctl*=controller+dbd, "
-        "login*=login, nfs*=none, else compute",
+        "login*=login, nfs*=nfs (the NFS server), else compute",
     )
     up.add_argument("--image", default="trixie", choices=images.SUITES)
     up.add_argument("--region", default="us-ashburn-1")
     up.add_argument("--inventory", help="also write the inventory to this path")
     up.add_argument("--no-build", action="store_true", help="fail instead of building a missing image")
+    up.add_argument("--nfs-exports", help="exports of nfs nodes, e.g. home,apps (the default): /home, /apps")
     up.set_defaults(func=cmd_up)
     at = sub.add_parser("attach", help="make existing containers lab nodes (node name = container name)")
     at.add_argument("--name", required=True)
@@ -707,6 +828,7 @@ def main(argv: list[str] | None = None) -> int:
     at.add_argument("--roles")
     at.add_argument("--region", default="us-ashburn-1")
     at.add_argument("--inventory")
+    at.add_argument("--nfs-exports", help="exports of nfs nodes (default home,apps)")
     at.set_defaults(func=cmd_attach)
     down = sub.add_parser("down", help="remove a lab: its containers, network, state and (if last) the IMDS server")
     down.add_argument("--name", default="lab")

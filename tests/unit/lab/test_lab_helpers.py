@@ -58,7 +58,37 @@ def test_parse_nodes_defaults_and_explicit_roles() -> None:
         "a:VM.Standard.E5.Flex,b:BM.GPU.L40S.4,c:VM.Standard.E5.Flex", "a=controller+login,c=none"
     )
     assert [n["roles"] for n in nodes] == [["controller", "login"], ["compute"], []]
-    assert labctl.parse_nodes("nfs:VM.Standard.E5.Flex")[0]["roles"] == []
+    assert labctl.parse_nodes("nfs:VM.Standard.E5.Flex")[0]["roles"] == ["nfs"]
+    assert labctl.parse_nodes("nfs:VM.Standard.E5.Flex", "nfs=none")[0]["roles"] == []
+
+
+def test_exports_and_ganesha_config():
+    assert labctl.parse_exports(None) == ["home", "apps"]
+    assert labctl.parse_exports("/scratch, apps/") == ["scratch", "apps"]
+    with pytest.raises(labctl.LabError, match="'a/b'"):
+        labctl.parse_exports("a/b")
+    conf = labctl.ganesha_conf(["home", "apps"])
+    assert "Export_Id = 2;" in conf and "Pseudo = /apps;" in conf
+    assert "Path = /var/lib/oci-gpu-lab/storage/nfs/home;" in conf
+
+
+def test_payload_diverts_mount_nfs_and_sets_up_the_nfs_server():
+    node = labctl.parse_nodes("nfs1:VM.Standard.E5.Flex")[0]
+    payload = labctl.node_payload("lab", node, ["home"])
+    assert [
+        "dpkg-divert",
+        "--local",
+        "--rename",
+        "--divert",
+        "/sbin/mount.nfs.distrib",
+        "--add",
+        "/sbin/mount.nfs",
+    ] in (payload["pre_commands"])
+    assert payload["files"]["/usr/sbin/mount.nfs"][1].startswith("#!/usr/bin/python3\n")
+    assert "Pseudo = /home;" in payload["files"]["/etc/ganesha/ganesha.conf"][1]
+    assert any("nfs-ganesha" in cmd for cmd in payload["post_commands"])
+    compute = labctl.node_payload("lab", labctl.parse_nodes("c1:VM.Standard.E5.Flex")[0])
+    assert compute["post_commands"] == [] and "/etc/ganesha/ganesha.conf" not in compute["files"]
     assert labctl.parse_nodes("slurm-trixie-ctl:VM.Standard.E5.Flex")[0]["roles"] == ["controller", "dbd"]
 
 
@@ -188,8 +218,9 @@ def test_cpu_node_documents_have_no_gpus_and_no_rdma() -> None:
     assert "gpus" not in docs["instance"]["shapeConfig"]
     assert "rdmaTopologyData" not in docs["host"]
     assert "nicIndex" not in docs["vnics"][0]
-    nfs = imds.node_documents("lab", {**_node("nfs", "VM.Standard.E5.Flex"), "roles": []}, None)
+    nfs = imds.node_documents("lab", {**_node("nfs", "VM.Standard.E5.Flex"), "roles": ["nfs"]}, None)
     assert "slurm_role" not in nfs["instance"]["freeformTags"]
+    assert nfs["instance"]["freeformTags"]["lab_service"] == "nfs"
 
 
 AUTH = {"Authorization": "Bearer Oracle"}
