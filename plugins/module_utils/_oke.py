@@ -202,6 +202,15 @@ def shape_gpus(shape: str | None) -> int:
     return -1 if "GPU" in (shape or "").upper() else 0
 
 
+def _cpus(shape: str) -> int | None:
+    """Kubernetes CPUs (hardware threads) of a node of ``shape``; None when the table does not say."""
+    info = _shapes.SHAPES.get(shape) or {}
+    if not info.get("ocpus"):
+        return None
+    # an x86 OCPU is one core with two threads; Ampere A1 OCPUs are single-threaded cores
+    return int(info["ocpus"]) * int(info.get("threads_per_core") or 2)
+
+
 def rdma_profile(shape: str) -> dict[str, Any] | None:
     """RDMA facts of a shape for the SR-IOV device plugin, or None when the shape has no RDMA NICs."""
     info = _shapes.SHAPES.get(shape) or {}
@@ -268,6 +277,8 @@ def summarise_node_pools(pools: list[dict[str, Any]]) -> dict[str, Any]:
                     "gpus_per_node": gpus,
                     "gpu_model": (_shapes.SHAPES.get(shape) or {}).get("gpu_model"),
                     "gpu_vendor": (_shapes.SHAPES.get(shape) or {}).get("gpu_vendor"),
+                    "cpus_per_node": _cpus(shape),
+                    "memory_gb_per_node": (_shapes.SHAPES.get(shape) or {}).get("memory_gb"),
                     "nodes": 0,
                     "active_nodes": 0,
                     "gpus_active": 0,
