@@ -252,6 +252,10 @@ def run(module: AnsibleModule) -> dict[str, Any]:
         except _Exists:
             # someone (or an earlier, interrupted run) installed it meanwhile: adopt it
             current = _oke.wait_addon_settled(client, cluster_id, name, p["wait_timeout"], p["poll_interval"])
+            if current is None:
+                raise _oke.OkeError(
+                    f"add-on {name}: InstallAddon answered 409 but GetAddon finds no such add-on"
+                ) from None
             plan = _oke.plan_addon(_oke.addon_view(current), desired)
             wr_id = write(module, client, plan["action"], cluster_id, desired) if plan["action"] else None
         result["work_request_id"] = wr_id
