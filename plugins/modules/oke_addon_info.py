@@ -11,8 +11,8 @@ version_added: 0.1.0
 description:
   - With O(cluster_id), lists the cluster's add-ons (C(ListAddons)), or reads one with its
     configurations (C(GetAddon)) when O(name) is set.
-  - Lists the add-ons OKE offers and their versions for a Kubernetes version (C(ListAddonOptions)):
-    O(kubernetes_version), else the cluster's.
+  - Lists the add-ons OKE offers and their versions (C(ListAddonOptions)) for O(kubernetes_version),
+    else for the cluster's Kubernetes version.
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options:
@@ -33,7 +33,18 @@ extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oke
   - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.info_module
+attributes:
+  check_mode:
+    support: full
+    details: Reads only.
+  diff_mode:
+    support: none
+  idempotent:
+    description: Reads only; never changes anything.
+    support: full
+  platform:
+    support: N/A
+    platforms: posix
 seealso:
   - module: oci_gpu.cluster.oke_addon
 """

@@ -223,7 +223,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
     if p["kubeconfig_path"] or p["return_kubeconfig"]:
         text = fetch_kubeconfig(client, p["cluster_id"], p["kubeconfig_endpoint"])
         if p["kubeconfig_path"]:
-            path = os.path.expanduser(p["kubeconfig_path"])
+            path = p["kubeconfig_path"]
             existed = os.path.exists(path)
             result["changed"] = write_private(module, path, text)
             result["kubeconfig_path"] = path

@@ -104,7 +104,7 @@ def module(lab: Running, module_name: str, **args: Any) -> tuple[int, dict[str, 
         timeout=300,
         check=False,
     )
-    _, sep, body = run.stdout.partition(" => ")
+    _head, sep, body = run.stdout.partition(" => ")
     assert sep, run.stdout + run.stderr
     return run.returncode, json.loads(body)
 

@@ -198,7 +198,7 @@ class FakeClient:
 
 @pytest.fixture
 def plain_to_dict(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_oke, "to_dict", lambda m: dict(m))
+    monkeypatch.setattr(_oke, "to_dict", dict)
 
 
 @pytest.mark.usefixtures("plain_to_dict")
