@@ -113,3 +113,8 @@ def make_client(
     if endpoint:
         kwargs["service_endpoint"] = endpoint
     return client_cls(config, **kwargs)
+
+
+def oci_service_argspec() -> dict[str, Any]:
+    """Argument spec of O(region) / O(service_endpoint) (doc fragment ``oci_gpu.cluster._oci_service``)."""
+    return {"region": {"type": "str"}, "service_endpoint": {"type": "str"}}
