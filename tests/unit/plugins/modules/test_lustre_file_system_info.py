@@ -1,0 +1,125 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""lustre_file_system_info through real Ansible and the real oci SDK against the OCI API emulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.modules.lustre_file_system_info import lustre_record
+
+REPO = Path(__file__).resolve().parents[4]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.oci_emulator import generate  # noqa: E402
+from tests.oci_emulator.testing import running_emulator  # noqa: E402
+
+BIN = Path(sys.executable).parent
+
+
+def test_record_carries_the_mgs_nid_and_the_mount_source() -> None:
+    rec = lustre_record(
+        {"id": "ocid1.lfs", "management_service_address": "10.0.255.20", "lnet": "tcp", "file_system_name": "lfs1"}
+    )
+    assert rec["mgs_nid"] == "10.0.255.20@tcp"
+    assert rec["mount_spec"] == "10.0.255.20@tcp:/lfs1"
+    assert lustre_record({"id": "x", "management_service_address": None})["mount_spec"] == ""
+
+
+@pytest.fixture(scope="module")
+def emu(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    data = generate(seed=3, hosts=4, compartments=2, regions=1)
+    with running_emulator(data, tmp_path_factory.mktemp("lustre-emu")) as running:
+        yield running
+
+
+def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
+    region = emu.tenancy.home_region
+    args = {"config_file": str(emu.creds.config_file), "service_endpoint": emu.endpoints[region], **args}
+    env = dict(os.environ)
+    env.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
+            "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+            "ANSIBLE_STDOUT_CALLBACK": "json",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCAL_TEMP": str(emu.workdir / ".tmp"),
+            "ANSIBLE_HOME": str(emu.workdir / ".ansible"),
+        }
+    )
+    res = subprocess.run(
+        [
+            str(BIN / "ansible"),
+            "localhost",
+            "-c",
+            "local",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-m",
+            "oci_gpu.cluster.lustre_file_system_info",
+            "-a",
+            json.dumps(args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    try:
+        out = json.loads(res.stdout)
+        task = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    except (ValueError, KeyError, IndexError):
+        task = {}
+    return res.returncode, task, res.stdout + res.stderr
+
+
+def truth(emu: Any) -> dict[str, Any]:
+    region = emu.tenancy.home_region
+    return emu.tenancy.data["regions"][region]["lustreFileSystems"][0]
+
+
+def test_by_id_returns_the_mount_source(emu: Any) -> None:
+    lfs = truth(emu)
+    rc, task, out = run_module(emu, {"lustre_file_system_id": lfs["id"]})
+    assert rc == 0, out
+    assert task["changed"] is False
+    [rec] = task["lustre_file_systems"]
+    assert rec["id"] == lfs["id"]
+    assert rec["file_system_name"] == lfs["fileSystemName"]
+    assert rec["management_service_address"] == lfs["managementServiceAddress"]
+    assert rec["lnet"] == lfs["lnet"]
+    assert rec["lifecycle_state"] == "ACTIVE"
+    assert rec["mount_spec"] == f"{lfs['managementServiceAddress']}@{lfs['lnet']}:/{lfs['fileSystemName']}"
+    assert emu.emulator.counter_snapshot()["by_op"].get("GetLustreFileSystem", 0) >= 1
+
+
+def test_by_compartment_and_display_name(emu: Any) -> None:
+    lfs = truth(emu)
+    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": lfs["displayName"]})
+    assert rc == 0, out
+    assert [r["id"] for r in task["lustre_file_systems"]] == [lfs["id"]]
+    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": "no-such-name"})
+    assert rc == 0, out
+    assert task["lustre_file_systems"] == []
+
+
+def test_unknown_id_fails_naming_it(emu: Any) -> None:
+    rc, task, out = run_module(emu, {"lustre_file_system_id": "ocid1.lustrefilesystem.oc1..missing"})
+    assert rc != 0
+    assert "ocid1.lustrefilesystem.oc1..missing" in task.get("msg", ""), out
+    assert "404" in task["msg"]
+
+
+def test_id_and_compartment_are_mutually_exclusive(emu: Any) -> None:
+    rc, task, out = run_module(emu, {"lustre_file_system_id": "a", "compartment_id": "b"})
+    assert rc != 0
+    assert "mutually exclusive" in task.get("msg", ""), out
