@@ -28,18 +28,10 @@ options:
   lifecycle_state:
     description: With O(compartment_id), only the file systems in this state (for example C(ACTIVE)).
     type: str
-  region:
-    description: Region to call; default is the region of the configuration (or of the instance).
-    type: str
-  service_endpoint:
-    description:
-      - Base URL of the Lustre file storage API (scheme, host and port), instead of the region's.
-      - For private endpoints and for tests against an API emulator.
-    type: str
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
+  - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
-  - ansible.builtin.action_common_attributes.info_module
 attributes:
   check_mode:
     support: full
@@ -51,8 +43,6 @@ attributes:
   platform:
     support: N/A
     platforms: posix
-requirements:
-  - oci (Python SDK)
 """
 
 EXAMPLES = r"""
@@ -143,6 +133,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._oci_auth import (
     make_client,
     oci,
     oci_auth_argspec,
+    oci_service_argspec,
     resolve_auth,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._storage import lustre_mount_spec, lustre_nid
@@ -174,13 +165,12 @@ def lustre_record(data: dict[str, Any]) -> dict[str, Any]:
 
 def main() -> None:
     argument_spec = oci_auth_argspec()
+    argument_spec.update(oci_service_argspec())
     argument_spec.update(
         lustre_file_system_id={"type": "str"},
         compartment_id={"type": "str"},
         display_name={"type": "str"},
         lifecycle_state={"type": "str"},
-        region={"type": "str"},
-        service_endpoint={"type": "str"},
     )
     module = AnsibleModule(
         argument_spec=argument_spec,
