@@ -17,7 +17,13 @@ LAB_IMAGE ?= trixie
 LAB_NODES ?= ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex
 LAB_ROLES ?= ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login
 
-.PHONY: help setup collections-link lint build sanity unit pytest test bench bench-inventory lab-prepare images lab-up lab-down lab-status
+.PHONY: help setup collections-link lint build sanity unit pytest test bench bench-inventory lab-prepare images lab-up lab-down lab-status demo demo-down
+
+demo: setup images collections-link  ## the main job on the built-in lab: lab, OCI emulator, dynamic inventory, Slurm + storage, validation
+	python tests/demo/demo.py up
+
+demo-down:  ## remove everything `make demo` started (emulator, lab containers, network, volume)
+	python tests/demo/demo.py down
 
 help:  ## list the targets
 	@awk -F ':.*## ' '/^[a-z-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""`make demo` / `make demo-down`: the main job, end to end, on the built-in lab.
+
+up:   the lab (1 controller+dbd, 2 GPU nodes with 8 GPUs, 1 login node, 1 NFS server standing in
+      for OCI File Storage) → the OCI API emulator serving that lab as a tenancy → the dynamic
+      inventory (oci_gpu.cluster.oci) → playbooks/slurm.yml (inputs, shared storage by file system
+      OCID, munge, Slurm with accounting) → the lab user → playbooks/validate.yml → a summary.
+      A second run reuses the lab and the emulator and shows changed=0.
+down: stops the emulator and removes the lab.
+
+Everything the demo starts is recorded under the lab's state directory and ended by its id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "build" / "collections"))
+
+from tests.oci_emulator.lab_tenancy import lab_tenancy  # noqa: E402
+
+STATE_DIR = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab"))
+LAB = os.environ.get("DEMO_LAB", "demo")
+IMAGE = os.environ.get("DEMO_IMAGE", "trixie")
+NODES = (
+    "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex"
+)
+ROLES = "ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login,nfs=nfs"
+LAB_CLI = REPO / "tests" / "lab" / "lab"
+VALIDATE_USER = "alice"  # inventories/lab/group_vars/all/lab.yml
+
+
+def lab_dir() -> Path:
+    return STATE_DIR / "labs" / LAB
+
+
+def demo_dir() -> Path:
+    # Beside the lab's state, not inside it: 'lab down' removes its own directory.
+    return STATE_DIR / "demo" / LAB
+
+
+def say(msg: str) -> None:
+    print(f"demo: {msg}", flush=True)
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e.update(
+        ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"),
+        ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="true",
+        ANSIBLE_INJECT_FACT_VARS="false",
+        ANSIBLE_FORCE_COLOR="0",
+        ANSIBLE_NOCOLOR="1",
+        PYTHONPATH=os.pathsep.join([str(REPO), str(REPO / "build" / "collections")]),
+    )
+    return e
+
+
+def read_lab() -> dict[str, Any] | None:
+    path = lab_dir() / "lab.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def ensure_lab() -> dict[str, Any]:
+    lab = read_lab()
+    if lab is None:
+        say(f"starting the lab {LAB!r} ({IMAGE}): {NODES}")
+        subprocess.run(
+            [str(LAB_CLI), "up", "--name", LAB, "--image", IMAGE, "--nodes", NODES, "--roles", ROLES], check=True
+        )
+        lab = read_lab()
+        assert lab is not None
+    else:
+        say(f"the lab {LAB!r} is up already ({len(lab['nodes'])} nodes): reusing it")
+    return lab
+
+
+def emulator_pid() -> int | None:
+    pidfile = demo_dir() / "emulator.pid"
+    try:
+        pid = int(pidfile.read_text())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"tests.oci_emulator" in cmdline and str(demo_dir()).encode() in cmdline else None
+
+
+def ensure_emulator(lab: dict[str, Any]) -> dict[str, Any]:
+    d = demo_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    info_file = d / "emulator.json"
+    if emulator_pid() and info_file.is_file():
+        say(f"the OCI API emulator is running (pid {emulator_pid()}): reusing it")
+        return json.loads(info_file.read_text())
+    tenancy_file = d / "tenancy.json"
+    tenancy_file.write_text(json.dumps(lab_tenancy(lab), indent=1))
+    log = open(d / "emulator.log", "w")  # noqa: SIM115 - handed to the detached child
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.oci_emulator",
+            "--state-dir",
+            str(d / "emulator"),
+            "--tenancy-file",
+            str(tenancy_file),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=env(),
+        start_new_session=True,
+    )
+    line = proc.stdout.readline() if proc.stdout else ""
+    if not line:
+        raise SystemExit(f"demo: the OCI API emulator did not start; see {d / 'emulator.log'}")
+    info = json.loads(line)
+    (d / "emulator.pid").write_text(f"{proc.pid}\n")
+    info_file.write_text(json.dumps(info))
+    say(f"OCI API emulator (pid {proc.pid}) serves the lab as tenancy {info['tenancy']} at {info['endpoints']}")
+    return info
+
+
+def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
+    """A real `*.oci_gpu.yml` pointed at the emulator; only the two compose lines are lab-specific
+    (reach the nodes through podman instead of SSH)."""
+    inv = demo_dir() / "inventory"
+    (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
+    region = next(iter(emu["endpoints"]))
+    (inv / "demo.oci_gpu.yml").write_text(
+        "# Written by `make demo`: the dynamic inventory, pointed at the OCI API emulator.\n"
+        "plugin: oci_gpu.cluster.oci\n"
+        f"config_file: {emu['config_file']}\n"
+        f"service_endpoint: {json.dumps(emu['endpoints'])}\n"
+        f"regions: [{region}]\n"
+        "compose:\n"
+        "  # The lab's nodes are podman containers: the one difference from a real tenancy.\n"
+        "  ansible_connection: \"'containers.podman.podman'\"\n"
+        f"  ansible_host: \"'{LAB}-' ~ oci_hostname_label\"\n"
+        "  ansible_python_interpreter: \"'/usr/bin/python3'\"\n"
+    )
+    for name in ("slurm.yml", "lab.yml"):
+        link = inv / "group_vars" / "all" / name
+        if not link.is_symlink():
+            link.symlink_to(REPO / "inventories" / "lab" / "group_vars" / "all" / name)
+    tenancy = json.loads((demo_dir() / "tenancy.json").read_text())
+    fs = {f["displayName"]: f["id"] for f in tenancy["regions"][region]["fileSystems"]}
+    storage = {
+        "fss_mount_oci_api": {"config_file": emu["config_file"], "service_endpoint": emu["endpoints"][region]},
+        "fss_mount_mounts": [
+            {"path": "/home", "file_system_id": fs["home"]},
+            {"path": "/opt/apps", "file_system_id": fs["apps"], "owner": "root", "group": "root", "mode": "0755"},
+        ],
+    }
+    (inv / "group_vars" / "all" / "storage.yml").write_text(
+        "---\n# Written by `make demo`: shared storage by File Storage OCID, resolved through the OCI API.\n"
+        + json.dumps(storage, indent=2)
+        + "\n"
+    )
+    return inv / "demo.oci_gpu.yml"
+
+
+RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)")
+
+
+def playbook(inventory: Path, target: str, log_name: str, *extra: str) -> tuple[float, list[str]]:
+    """Run one playbook, its output to a log; return (seconds, recap lines). Fails loudly."""
+    log_path = demo_dir() / log_name
+    start = time.monotonic()
+    with open(log_path, "w") as log:
+        res = subprocess.run(
+            ["ansible-playbook", "-i", str(inventory), target, *extra],
+            cwd=REPO,
+            env=env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    seconds = time.monotonic() - start
+    text = log_path.read_text()
+    recap = [ln for ln in text.split("PLAY RECAP")[-1].splitlines()[1:] if RECAP_RE.match(ln.strip())]
+    if res.returncode != 0:
+        print(text[-6000:])
+        raise SystemExit(f"demo: {target} failed (exit {res.returncode}); full log: {log_path}")
+    return seconds, [" ".join(ln.split()) for ln in recap]
+
+
+def summary_from(log_path: Path) -> list[str]:
+    """The msg lines of validate.yml's last debug task ('Summarise the validation')."""
+    text = log_path.read_text()
+    part = text.rsplit("Summarise the validation", 1)[-1]
+    m = re.search(r'"msg": \[(.*?)\n\s*\]', part, re.S)
+    if not m:
+        return []
+    return [json.loads(x.strip().rstrip(",")) for x in m.group(1).strip().splitlines() if x.strip()]
+
+
+def cmd_up(_args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    lab = ensure_lab()
+    emu = ensure_emulator(lab)
+    inventory = write_inventory(lab, emu)
+    graph = subprocess.run(
+        ["ansible-inventory", "-i", str(inventory), "--graph"], env=env(), capture_output=True, text=True, check=True
+    ).stdout
+    say(f"dynamic inventory {inventory}:")
+    print("  " + "\n  ".join(ln for ln in graph.splitlines() if "slurm_" in ln or ln.strip().startswith("|  |--")))
+    say("running playbooks/slurm.yml (inputs → shared storage → munge → Slurm) ...")
+    s_site, recap = playbook(inventory, "oci_gpu.cluster.slurm", "slurm.log")
+    changed = sum(int(RECAP_RE.match(r).group(3)) for r in recap if RECAP_RE.match(r))
+    say(f"slurm.yml: {s_site:.0f} s, changed={changed} in all")
+    print("  " + "\n  ".join(recap))
+    s_user, _ = playbook(inventory, str(REPO / "tests" / "lab" / "lab_user.yml"), "lab_user.log")
+    say("running playbooks/validate.yml ...")
+    s_val, _ = playbook(
+        inventory,
+        "oci_gpu.cluster.validate",
+        "validate.log",
+        "-v",
+        "-e",
+        f"validate_user={VALIDATE_USER}",
+        "-e",
+        f"validate_shared_path=/home/{VALIDATE_USER}",
+    )
+    ctl = next(n["container"] for n in lab["nodes"] if "controller" in n["roles"])
+    sinfo = subprocess.run(["podman", "exec", ctl, "sinfo"], capture_output=True, text=True, check=False).stdout
+    say("sinfo on the controller:")
+    print("  " + "\n  ".join(sinfo.splitlines()))
+    say(f"validation ({s_val:.0f} s):")
+    for line in summary_from(demo_dir() / "validate.log"):
+        print(f"  - {line}")
+    say(
+        f"done in {time.monotonic() - t0:.0f} s (slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
+        f"validate {s_val:.0f} s). Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
+    )
+    return 0
+
+
+def cmd_down(_args: argparse.Namespace) -> int:
+    pid = emulator_pid()
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+        for _ in range(50):
+            if emulator_pid() is None or not Path(f"/proc/{pid}").exists():
+                break
+            time.sleep(0.1)
+        say(f"stopped the OCI API emulator (pid {pid})")
+    if (
+        read_lab() is not None
+        or subprocess.run(
+            ["podman", "ps", "-a", "-q", "--filter", f"label=oci_gpu_lab={LAB}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    ):
+        subprocess.run([str(LAB_CLI), "down", "--name", LAB], check=True)
+    if demo_dir().exists():
+        shutil.rmtree(demo_dir())
+        say(f"removed {demo_dir()}")
+    say("nothing of the demo is left")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="demo", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("up").set_defaults(func=cmd_up)
+    sub.add_parser("down").set_defaults(func=cmd_down)
+    args = ap.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
