@@ -33,15 +33,10 @@ RDMA_NIC_FAMILIES = {
 
 
 def oke_argspec() -> dict[str, Any]:
-    """Argument spec of the options every ``oke_*`` module has (doc fragment ``oci_gpu.cluster._oke``),
-    merged with the shared authentication options."""
+    """Argument spec of the options every ``oke_*`` module has: the shared authentication options
+    (doc fragment ``oci_gpu.cluster._oci_auth``) and region/endpoint (``oci_gpu.cluster._oci_service``)."""
     spec = _oci_auth.oci_auth_argspec()
-    spec.update(
-        {
-            "region": {"type": "str"},
-            "service_endpoint": {"type": "str"},
-        }
-    )
+    spec.update(_oci_auth.oci_service_argspec())
     return spec
 
 

@@ -63,7 +63,7 @@ options:
     default: 10
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
-  - oci_gpu.cluster._oke
+  - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

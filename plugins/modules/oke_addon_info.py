@@ -31,7 +31,7 @@ options:
     default: true
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
-  - oci_gpu.cluster._oke
+  - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:

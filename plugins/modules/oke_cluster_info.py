@@ -39,7 +39,7 @@ options:
     default: false
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
-  - oci_gpu.cluster._oke
+  - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
