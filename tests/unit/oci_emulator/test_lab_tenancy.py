@@ -1,0 +1,98 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""A lab as a tenancy: the dynamic inventory, the FSS lookup and the lab's IMDS agree on every node."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+for p in (REPO, REPO / "tests" / "lab"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import imds  # noqa: E402
+import labctl  # noqa: E402
+
+from tests.oci_emulator.lab_tenancy import lab_tenancy  # noqa: E402
+from tests.oci_emulator.testing import ansible_inventory, running_emulator  # noqa: E402
+
+
+def fake_lab() -> dict[str, Any]:
+    """What 'lab up' records for the demo's five nodes (addresses as podman gives them)."""
+    nodes = labctl.parse_nodes(
+        "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex",
+        "ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login,nfs=nfs",
+    )
+    gpu_ordinal = 0
+    for i, node in enumerate(nodes):
+        node.update(
+            container=f"demo-{node['name']}",
+            ip=f"10.89.3.{11 + i}",
+            mac=f"02:00:00:00:00:{i:02x}",
+            gateway="10.89.3.1",
+            subnet="10.89.3.0/24",
+        )
+        node["imds"] = imds.node_documents(
+            "demo", node, labctl.SHAPES.shape_info(node["shape"]), ordinal=i, gpu_ordinal=gpu_ordinal
+        )
+        gpu_ordinal += 1 if node["gpus"] else 0
+    return {"name": "demo", "region": "us-ashburn-1", "nodes": nodes, "exports": ["home", "apps"]}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    lab = fake_lab()
+    with running_emulator(lab_tenancy(lab), tmp_path_factory.mktemp("lab-tenancy")) as running:
+        yield lab, running
+
+
+def test_inventory_sees_the_lab_nodes_as_imds_describes_them(world: Any) -> None:
+    lab, running = world
+    inv = ansible_inventory(running.inventory_file("lab", regions=["us-ashburn-1"], extended_hostvars=True))
+    assert inv.rc == 0, inv.stderr
+    data = inv.data
+    hostvars = data["_meta"]["hostvars"]
+    assert sorted(hostvars) == sorted(n["name"] for n in lab["nodes"])
+    for node in lab["nodes"]:
+        hv, doc = hostvars[node["name"]], node["imds"]["instance"]
+        assert hv["ansible_host"] == node["ip"]
+        assert hv["oci_id"] == doc["id"] and hv["oci_shape"] == node["shape"]
+        assert hv["oci_gpus"] == node["gpus"]
+        topo = node["imds"]["host"].get("rdmaTopologyData")
+        if topo:
+            assert hv["oci_hpc_island_id"] == topo["customerHPCIslandId"]
+            assert hv["oci_network_block_id"] == topo["customerNetworkBlock"]
+            assert hv["oci_local_block_id"] == topo["customerLocalBlock"]
+    groups = {g: set(v.get("hosts", [])) for g, v in data.items() if isinstance(v, dict) and g != "_meta"}
+    assert groups["slurm_controller"] == {"ctl"} and groups["slurm_dbd"] == {"ctl"}
+    assert groups["slurm_compute"] == {"gpu1", "gpu2"} and groups["slurm_login"] == {"login1"}
+    assert "nfs" not in set().union(*(v for g, v in groups.items() if g.startswith("slurm_")))
+    cluster_networks = [g for g in groups if g.startswith("cluster_network_")]
+    assert len(cluster_networks) == 1 and groups[cluster_networks[0]] == {"gpu1", "gpu2"}
+
+
+def test_the_nfs_node_is_the_mount_target_of_the_lab_exports(world: Any) -> None:
+    lab, running = world
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss, _oci_auth
+
+    auth = _oci_auth.resolve_auth({"config_file": str(running.creds.config_file)})
+    endpoint = running.endpoints["us-ashburn-1"]
+    oci = _oci_auth.oci
+    fss = _oci_auth.make_client(oci.file_storage.FileStorageClient, auth, None, endpoint)
+    vnet = _oci_auth.make_client(oci.core.VirtualNetworkClient, auth, None, endpoint)
+    region = lab_tenancy(lab)["regions"]["us-ashburn-1"]
+    nfs_ip = next(n["ip"] for n in lab["nodes"] if n["name"] == "nfs")
+    for fs in region["fileSystems"]:
+        (rec,) = _fss.read_exports(
+            fss,
+            vnet,
+            oci.util.to_dict,
+            lambda method, **kw: oci.pagination.list_call_get_all_results(method, **kw).data,
+            file_system_id=fs["id"],
+        )
+        assert rec["source"] == f"{nfs_ip}:/{fs['displayName']}"
