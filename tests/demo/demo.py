@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """`make demo` / `make demo-down`: the main job, end to end, on the built-in lab.
@@ -225,9 +224,9 @@ def cmd_up(_args: argparse.Namespace) -> int:
     changed = sum(int(RECAP_RE.match(r).group(3)) for r in recap if RECAP_RE.match(r))
     say(f"slurm.yml: {s_site:.0f} s, changed={changed} in all")
     print("  " + "\n  ".join(recap))
-    s_user, _ = playbook(inventory, str(REPO / "tests" / "lab" / "lab_user.yml"), "lab_user.log")
+    s_user, _recap = playbook(inventory, str(REPO / "tests" / "lab" / "lab_user.yml"), "lab_user.log")
     say("running playbooks/validate.yml ...")
-    s_val, _ = playbook(
+    s_val, _recap = playbook(
         inventory,
         "oci_gpu.cluster.validate",
         "validate.log",
@@ -255,7 +254,7 @@ def cmd_down(_args: argparse.Namespace) -> int:
     pid = emulator_pid()
     if pid:
         os.kill(pid, signal.SIGTERM)
-        for _ in range(50):
+        for _attempt in range(50):
             if emulator_pid() is None or not Path(f"/proc/{pid}").exists():
                 break
             time.sleep(0.1)
