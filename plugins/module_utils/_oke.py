@@ -380,3 +380,25 @@ def wait_work_request(
                 work_request=wr,
             )
         clock.sleep(interval)
+
+
+def run_module(module: Any, run: Any, error_context: str = "") -> None:
+    """The shared main() of the oke_* modules: the SDK check, ``run(module)``, and one mapping of
+    errors to ``fail_json`` (``error_context`` goes into the message of an API error)."""
+    from ansible.module_utils.basic import missing_required_lib
+
+    if not _oci_auth.HAS_OCI:
+        module.fail_json(msg=missing_required_lib("oci"), exception=str(_oci_auth.OCI_IMPORT_ERROR))
+    try:
+        module.exit_json(**run(module))
+    except OkeError as exc:
+        module.fail_json(msg=str(exc), **exc.details)
+    except _oci_auth.OciAuthError as exc:
+        module.fail_json(msg=str(exc))
+    except _oci_auth.oci.exceptions.ServiceError as exc:
+        module.fail_json(
+            msg=f"OCI API error{error_context}: {exc.status} {exc.code}: {exc.message}",
+            status=exc.status,
+            code=exc.code,
+            opc_request_id=exc.request_id,
+        )

@@ -160,7 +160,7 @@ kubernetes_version:
 import uuid
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oke
 
@@ -289,21 +289,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 def main() -> None:
     module = build_module()
-    if not _oci_auth.HAS_OCI:
-        module.fail_json(msg=missing_required_lib("oci"), exception=str(_oci_auth.OCI_IMPORT_ERROR))
-    try:
-        module.exit_json(**run(module))
-    except _oke.OkeError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except _oci_auth.OciAuthError as exc:
-        module.fail_json(msg=str(exc))
-    except _oci_auth.oci.exceptions.ServiceError as exc:
-        module.fail_json(
-            msg=f"OCI API error on add-on {module.params['name']}: {exc.status} {exc.code}: {exc.message}",
-            status=exc.status,
-            code=exc.code,
-            opc_request_id=exc.request_id,
-        )
+    _oke.run_module(module, run, f" on add-on {module.params['name']}")
 
 
 if __name__ == "__main__":

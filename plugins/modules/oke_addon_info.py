@@ -98,9 +98,9 @@ options:
 
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oke
 
 
 def option_view(opt: dict[str, Any]) -> dict[str, Any]:
@@ -161,16 +161,7 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec=spec, supports_check_mode=True, required_one_of=[("cluster_id", "kubernetes_version")]
     )
-    if not _oci_auth.HAS_OCI:
-        module.fail_json(msg=missing_required_lib("oci"), exception=str(_oci_auth.OCI_IMPORT_ERROR))
-    try:
-        module.exit_json(**run(module))
-    except _oke.OkeError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except _oci_auth.OciAuthError as exc:
-        module.fail_json(msg=str(exc))
-    except _oci_auth.oci.exceptions.ServiceError as exc:
-        module.fail_json(msg=f"OCI API error: {exc.status} {exc.code}: {exc.message}", status=exc.status, code=exc.code)
+    _oke.run_module(module, run)
 
 
 if __name__ == "__main__":

@@ -152,7 +152,7 @@ import os
 import tempfile
 from typing import Any
 
-from ansible.module_utils.basic import AnsibleModule, missing_required_lib
+from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oke
 
@@ -254,16 +254,7 @@ def main() -> None:
         }
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    if not _oci_auth.HAS_OCI:
-        module.fail_json(msg=missing_required_lib("oci"), exception=str(_oci_auth.OCI_IMPORT_ERROR))
-    try:
-        module.exit_json(**run(module))
-    except _oke.OkeError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except _oci_auth.OciAuthError as exc:
-        module.fail_json(msg=str(exc))
-    except _oci_auth.oci.exceptions.ServiceError as exc:
-        module.fail_json(msg=f"OCI API error: {exc.status} {exc.code}: {exc.message}", status=exc.status, code=exc.code)
+    _oke.run_module(module, run)
 
 
 if __name__ == "__main__":
