@@ -136,3 +136,46 @@ with open(sys.argv[1], "w") as f:
     json.dump({"maxrss_kb": ru.ru_maxrss, "cpu_s": ru.ru_utime + ru.ru_stime}, f)
 sys.exit(os.waitstatus_to_exitcode(status))
 """
+
+
+def run_oci_module(emu: Running, module: str, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
+    """Run one OCI module (``oci_gpu.cluster.<module>``) against the emulator through ``ansible``;
+    returns (exit status, the task result, all output)."""
+    region = emu.tenancy.home_region
+    args = {"config_file": str(emu.creds.config_file), "service_endpoint": emu.endpoints[region], **args}
+    env = dict(os.environ)
+    env.update(
+        {
+            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
+            "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
+            "ANSIBLE_STDOUT_CALLBACK": "json",
+            "ANSIBLE_NOCOLOR": "1",
+            "ANSIBLE_LOCAL_TEMP": str(emu.workdir / ".tmp"),
+            "ANSIBLE_HOME": str(emu.workdir / ".ansible"),
+        }
+    )
+    res = subprocess.run(
+        [
+            str(VENV_BIN / "ansible"),
+            "localhost",
+            "-c",
+            "local",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-m",
+            f"oci_gpu.cluster.{module}",
+            "-a",
+            json.dumps(args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    try:
+        out = json.loads(res.stdout)
+        task = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    except (ValueError, KeyError, IndexError):
+        task = {}
+    return res.returncode, task, res.stdout + res.stderr

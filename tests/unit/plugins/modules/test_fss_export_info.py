@@ -4,9 +4,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +15,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.oci_emulator import generate  # noqa: E402
-from tests.oci_emulator.testing import running_emulator  # noqa: E402
+from tests.oci_emulator.testing import run_oci_module, running_emulator  # noqa: E402
 
 BIN = Path(sys.executable).parent
 
@@ -31,44 +28,7 @@ def emu(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
-    region = emu.tenancy.home_region
-    args = {"config_file": str(emu.creds.config_file), "service_endpoint": emu.endpoints[region], **args}
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
-            "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
-            "ANSIBLE_STDOUT_CALLBACK": "json",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_LOCAL_TEMP": str(emu.workdir / ".tmp"),
-            "ANSIBLE_HOME": str(emu.workdir / ".ansible"),
-        }
-    )
-    res = subprocess.run(
-        [
-            str(BIN / "ansible"),
-            "localhost",
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-m",
-            "oci_gpu.cluster.fss_export_info",
-            "-a",
-            json.dumps(args),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    try:
-        out = json.loads(res.stdout)
-        task = out["plays"][0]["tasks"][0]["hosts"]["localhost"]
-    except (ValueError, KeyError, IndexError):
-        task = {}
-    return res.returncode, task, res.stdout + res.stderr
+    return run_oci_module(emu, "fss_export_info", args)
 
 
 def region_data(emu: Any) -> dict[str, Any]:
