@@ -17,6 +17,9 @@ description:
   - Defaults for a GPU cluster are merged under the overrides, for example C(SelectType=select/cons_tres),
     C(SelectTypeParameters=CR_Core_Memory), C(GresTypes=gpu), C(ProctrackType=proctrack/cgroup),
     C(TaskPlugin=task/cgroup,task/affinity); C(cgroup.conf) constrains cores, RAM and devices.
+  - With memory consumable, C(DefMemPerCPU) defaults to the smallest node's memory per CPU, so that a job asking
+    for no memory does not hold a whole GPU node; setting or omitting it, or setting C(DefMemPerNode) or
+    C(DefMemPerGPU), in O(_input.config) replaces that default.
   - Refuses an invalid description before anything is written, listing every problem and naming its culprit
     (duplicate node names, a partition naming an undefined node, a GPU count that disagrees with the node's
     device files, an empty controller list, an unknown or conflicting key, invalid numbers, a malformed hostlist).

@@ -34,7 +34,9 @@ The spec (a plain dict, as a playbook passes it)
 ``partitions``    list: ``name``, ``nodes`` (list of names and/or hostlist expressions, or
                   ``ALL``), ``default`` (bool), ``max_time``, ``options`` (other partition keys).
 ``config``        slurm.conf overrides merged over :data:`DEFAULT_SLURM_CONF`, keys matched
-                  case-insensitively as Slurm does.
+                  case-insensitively as Slurm does. With memory consumable (``CR_*_Memory``) the
+                  model adds ``DefMemPerCPU`` = the smallest node's ``real_memory // cpus``,
+                  unless ``config`` sets (or omits) it or sets ``DefMemPerNode``/``DefMemPerGPU``.
 ``cgroup``        cgroup.conf overrides merged over :data:`DEFAULT_CGROUP_CONF`.
 ``gres_autodetect`` ``off`` (default: ``File=`` lines), ``nvml``, ``nvidia`` (24.11+) or ``rsmi``.
 ``accounting``    optional ``{"host", "port", "backup_host", "enforce"}``: slurmdbd accounting,
@@ -828,7 +830,23 @@ class _Model:
                 return False
             return True
 
+        # A job that asks for no memory gets the node's whole memory when memory is consumable,
+        # so a one-GPU job would hold an eight-GPU node alone. Default to an even share per CPU
+        # of the smallest node, unless the config chooses DefMemPerNode or DefMemPerGPU instead.
+        shares = [key[4] // key[0] for key in self.groups if isinstance(key[0], int) and isinstance(key[4], int)]
+        if shares and min(shares) > 0:
+            base["DefMemPerCPU"] = min(shares)
         merged = self._merge(base, config, _SLURM_CANON, "config", "YES", "NO", check)
+        given = {str(k).lower() for k in config} if isinstance(config, Mapping) else set()
+        if (
+            "DefMemPerCPU" in merged
+            and "defmempercpu" not in given
+            and (
+                given & {"defmempernode", "defmempergpu"}
+                or "memory" not in merged.get("SelectTypeParameters", "").lower()
+            )
+        ):
+            del merged["DefMemPerCPU"]
         if merged.get("AccountingStorageType", "").endswith("/slurmdbd") and "AccountingStorageTRES" not in merged:
             merged["AccountingStorageTRES"] = "gres/gpu"
             merged = {k: merged[k] for k in sorted(merged, key=str.lower)}

@@ -572,3 +572,26 @@ def test_any_malformed_input_is_refused_cleanly_or_rendered(field, node_field, j
         assert exc.problems and all(isinstance(p, str) and p for p in exc.problems)
     else:
         assert set(out) == {"slurm.conf", "gres.conf", "cgroup.conf"}
+
+
+def test_default_memory_per_cpu_is_the_smallest_nodes_share() -> None:
+    # h100: 224 CPUs, 2,000,000 MiB -> 8928; cpu: 16 CPUs, 64,000 MiB -> 4000.
+    conf = keyvals(render_slurm_config(spec())["slurm.conf"])
+    assert conf["DefMemPerCPU"] == "4000"
+    only_gpu = spec(nodes=[h100("gpu01")], partitions=[{"name": "gpu", "nodes": "ALL"}])
+    assert keyvals(render_slurm_config(only_gpu)["slurm.conf"])["DefMemPerCPU"] == str(2_000_000 // 224)
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"DefMemPerCPU": 1024}, {"DefMemPerCPU": "1024"}),
+        ({"defmempercpu": OMIT}, {}),
+        ({"DefMemPerGPU": 65536}, {"DefMemPerGPU": "65536"}),
+        ({"DefMemPerNode": 8192}, {"DefMemPerNode": "8192"}),
+        ({"SelectTypeParameters": "CR_Core"}, {}),
+    ],
+)
+def test_default_memory_per_cpu_gives_way_to_the_config(config: dict[str, Any], expected: dict[str, str]) -> None:
+    conf = keyvals(render_slurm_config(spec(config=config), omit_token=OMIT)["slurm.conf"])
+    assert {k: v for k, v in conf.items() if k.startswith("DefMemPer")} == expected
