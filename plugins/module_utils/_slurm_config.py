@@ -832,21 +832,23 @@ class _Model:
 
         # A job that asks for no memory gets the node's whole memory when memory is consumable,
         # so a one-GPU job would hold an eight-GPU node alone. Default to an even share per CPU
-        # of the smallest node, unless the config chooses DefMemPerNode or DefMemPerGPU instead.
-        shares = [key[4] // key[0] for key in self.groups if isinstance(key[0], int) and isinstance(key[4], int)]
-        if shares and min(shares) > 0:
+        # of the smallest node, unless the config chooses DefMemPerNode or DefMemPerGPU instead
+        # (a DefMemPerCPU in the config replaces or omits this default in the merge).
+        given = {str(k).lower(): v for k, v in config.items()} if isinstance(config, Mapping) else {}
+        select_params = str(given.get("selecttypeparameters", base["SelectTypeParameters"])).lower()
+        shares = [
+            memory // cpus
+            for cpus, _sockets, _cores, _threads, memory, *_rest in self.groups
+            if isinstance(cpus, int) and isinstance(memory, int)
+        ]
+        if (
+            shares
+            and min(shares) > 0
+            and "memory" in select_params
+            and not {"defmempernode", "defmempergpu"} & set(given)
+        ):
             base["DefMemPerCPU"] = min(shares)
         merged = self._merge(base, config, _SLURM_CANON, "config", "YES", "NO", check)
-        given = {str(k).lower() for k in config} if isinstance(config, Mapping) else set()
-        if (
-            "DefMemPerCPU" in merged
-            and "defmempercpu" not in given
-            and (
-                given & {"defmempernode", "defmempergpu"}
-                or "memory" not in merged.get("SelectTypeParameters", "").lower()
-            )
-        ):
-            del merged["DefMemPerCPU"]
         if merged.get("AccountingStorageType", "").endswith("/slurmdbd") and "AccountingStorageTRES" not in merged:
             merged["AccountingStorageTRES"] = "gres/gpu"
             merged = {k: merged[k] for k in sorted(merged, key=str.lower)}
