@@ -73,6 +73,7 @@ __all__ = [
     "SLURM_CONF_KEYS",
     "SlurmConfigError",
     "render_slurm_config",
+    "render_slurm_config_with_settings",
     "validate_slurm_config",
 ]
 
@@ -328,6 +329,20 @@ def render_slurm_config(spec: Mapping[str, Any], omit_token: Any = None) -> dict
     if model.problems:
         raise SlurmConfigError(model.problems)
     return model.render()
+
+
+def render_slurm_config_with_settings(
+    spec: Mapping[str, Any], omit_token: Any = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Like :func:`render_slurm_config`, plus the merged top-level slurm.conf keys (canonical spelling).
+
+    The settings are the one place the roles read paths, users and ports from (StateSaveLocation,
+    SlurmdSpoolDir, SlurmUser, log files, ports), defaults and overrides merged.
+    """
+    model = _Model(spec, omit_token)
+    if model.problems:
+        raise SlurmConfigError(model.problems)
+    return model.render(), dict(model.slurm_conf)
 
 
 def validate_slurm_config(spec: Mapping[str, Any], omit_token: Any = None) -> list[str]:

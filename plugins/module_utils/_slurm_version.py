@@ -6,6 +6,8 @@ Public API
 ----------
 ``parse_version(text) -> tuple``
     ``"slurm 22.05.8"`` / ``"slurm-wlm 24.11.5"`` / ``"24.11"`` -> ``(22, 5)`` / ``(24, 11)``.
+``version_from_output(text) -> str``
+    The version in ``slurmd -V`` / package-manager output (``"24.11.5"``), or ``""``.
 ``behaviour(version) -> dict``
     The row of :data:`VERSION_TABLE` in force for that version.
 ``parse_slurm_conf(text) -> dict``
@@ -34,7 +36,7 @@ from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
 
-__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_slurm_conf", "parse_version"]
+__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_slurm_conf", "parse_version", "version_from_output"]
 
 # Keys whose change needs a slurmctld restart (lower-case, as Slurm matches keys).
 _CTLD_RESTART = frozenset(
@@ -113,6 +115,17 @@ def parse_version(text: Any) -> tuple[int, int]:
     if not match:
         raise ValueError(f"cannot read a Slurm version from {text!r}")
     return int(match.group(1)), int(match.group(2))
+
+
+_FULL_VERSION_RE = re.compile(r"(?<![\d.])(\d{2})\.(\d{2})(?:\.(\d+))?")
+
+
+def version_from_output(text: Any) -> str:
+    """``"slurm 24.11.5"`` / ``"24.11.5-1"`` / ``"slurm-wlm 22.05.8"`` -> ``"24.11.5"``; ``""`` when none."""
+    match = _FULL_VERSION_RE.search(str(text or ""))
+    if not match:
+        return ""
+    return ".".join(g for g in match.groups() if g is not None)
 
 
 def behaviour(version: Any) -> dict[str, Any]:

@@ -6,15 +6,21 @@ from __future__ import annotations
 
 DOCUMENTATION = r"""
 module: slurm_node_info
-short_description: Read a node's real CPU, memory and GPU layout for its Slurm node definition
+short_description: Read what a Slurm host has and runs, in one call
 version_added: 0.1.0
 description:
-  - Runs C(slurmd -C) for the node's real sockets, cores, threads and memory, lists the NVIDIA
-    GPU device files the node has, and returns a node record for the Slurm configuration model
-    (the C(oci_gpu.cluster.slurm_config) filter).
-  - Compares the GPUs the node shows with the GPUs its OCI shape promises (or O(gpu_count))
-    and fails naming the node on a mismatch, so a node with a lost GPU never joins the cluster
-    with a wrong gres count.
+  - One read-only call per host for the Slurm role's plan, so the control node computes the whole
+    cluster's configuration once from every host's answer.
+  - Reads the installed Slurm version from C(slurmctld -V) or C(slurmd -V) (they print before reading
+    any configuration), else from the package database (C(dpkg-query), C(rpm)); in check mode on a host
+    where Slurm is not installed yet, from the package candidate (C(apt-cache policy)).
+  - Reads the live C(slurm.conf) the host runs with (C(/etc/slurm/slurm.conf), or the copy configless
+    slurmd keeps under C(/run/slurm/conf)).
+  - On compute hosts (O(roles) contains V(compute)), runs C(slurmd -C) for the node's real sockets,
+    cores, threads and memory, lists the NVIDIA GPU device files, and returns a node record for the
+    Slurm configuration model. Compares the GPUs the node shows with the GPUs its OCI shape promises
+    (or O(gpu_count)) and fails naming the node on a mismatch, so a node with a lost GPU never joins
+    the cluster with a wrong gres count.
   - Tells whether the installed Slurm has the NVML GPU plugin, so gres autodetection is used only
     where it exists.
 author:
@@ -24,6 +30,16 @@ options:
     description: The Slurm node name.
     type: str
     required: true
+  roles:
+    description: What the host runs; a node record is made only for V(compute).
+    type: list
+    elements: str
+    default: [compute]
+  conf_paths:
+    description: Where the live C(slurm.conf) is looked for, first found wins.
+    type: list
+    elements: path
+    default: [/etc/slurm/slurm.conf, /run/slurm/conf/slurm.conf]
   shape:
     description: The node's OCI shape (for example C(BM.GPU.H100.8)); empty when unknown.
     type: str
@@ -84,16 +100,17 @@ attributes:
 """
 
 EXAMPLES = r"""
-- name: Read this node's layout
+- name: Read what this host has and runs
   oci_gpu.cluster.slurm_node_info:
     name: "{{ inventory_hostname }}"
+    roles: [compute]
     shape: BM.GPU.H100.8
-  register: __slurm_node
+  register: __slurm_probe
 """
 
 RETURN = r"""
 record:
-  description: The node record for the Slurm configuration model.
+  description: The node record for the Slurm configuration model; compute hosts with slurmd installed.
   returned: success
   type: dict
   sample: {"name": "gpu1", "cpus": 224, "sockets": 2, "cores_per_socket": 56, "threads_per_core": 2,
@@ -105,10 +122,22 @@ gpu_devices:
   type: list
   elements: str
 slurm_version:
-  description: The version C(slurmd -V) prints.
-  returned: success
+  description: The installed Slurm version; empty when none can be read.
+  returned: always
   type: str
   sample: "22.05.8"
+slurm_version_source:
+  description: Where the version came from (C(slurmctld -V), C(slurmd -V), C(dpkg-query), C(rpm), C(apt-cache)).
+  returned: always
+  type: str
+live_conf:
+  description: Text of the live C(slurm.conf); empty when the host has none.
+  returned: always
+  type: str
+live_conf_path:
+  description: Where O(conf_paths) found it; empty when the host has none.
+  returned: always
+  type: str
 nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
@@ -125,12 +154,66 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes impor
     gpu_devices_sorted,
     node_record,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import version_from_output
+
+# Packages whose version is Slurm's, in the order they are asked.
+_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "slurm-wlm-basic-plugins", "slurm", "slurm-slurmd")
+
+
+def _slurm_version(module: AnsibleModule, slurmd: str | None) -> tuple[str, str]:
+    """(version, source): the daemons first (no config needed), then the package database."""
+    for binary in ("slurmctld", "slurmd"):
+        path = slurmd if binary == "slurmd" and slurmd else module.get_bin_path(binary)
+        if path and os.path.exists(path):
+            rc, out, _err = module.run_command([path, "-V"])
+            found = version_from_output(out) if rc == 0 else ""
+            if found:
+                return found, f"{binary} -V"
+    dpkg = module.get_bin_path("dpkg-query")
+    if dpkg:
+        for pkg in _PACKAGES:
+            rc, out, _err = module.run_command([dpkg, "-W", "-f", "${db:Status-Abbrev}${Version}", pkg])
+            if rc == 0 and out.startswith("ii"):
+                found = version_from_output(out[3:])
+                if found:
+                    return found, "dpkg-query"
+    rpm = module.get_bin_path("rpm")
+    if rpm:
+        for pkg in _PACKAGES:
+            rc, out, _err = module.run_command([rpm, "-q", "--qf", "%{VERSION}", pkg])
+            found = version_from_output(out) if rc == 0 else ""
+            if found:
+                return found, "rpm"
+    # Check mode on a fresh host: the version the install step would bring.
+    apt_cache = module.get_bin_path("apt-cache") if module.check_mode else None
+    if apt_cache:
+        rc, out, _err = module.run_command([apt_cache, "policy", "slurm-client"])
+        for line in out.splitlines() if rc == 0 else []:
+            if line.strip().lower().startswith("candidate:"):
+                found = version_from_output(line.split(":", 1)[1])
+                if found:
+                    return found, "apt-cache"
+    return "", ""
+
+
+def _live_conf(paths: list[str]) -> tuple[str, str]:
+    for path in paths:
+        if os.path.isfile(path):
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                return handle.read(), path
+    return "", ""
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "name": {"type": "str", "required": True},
+            "roles": {"type": "list", "elements": "str", "default": ["compute"]},
+            "conf_paths": {
+                "type": "list",
+                "elements": "path",
+                "default": ["/etc/slurm/slurm.conf", "/run/slurm/conf/slurm.conf"],
+            },
             "shape": {"type": "str", "default": ""},
             "gpu_count": {"type": "int", "default": -1},
             "gpu_type": {"type": "str", "default": ""},
@@ -156,20 +239,37 @@ def main() -> None:
     name = p["name"]
     devices = gpu_devices_sorted(glob.glob(p["device_glob"]))
     nvml = any(os.path.exists(os.path.join(d, "gpu_nvml.so")) for d in p["plugin_dirs"])
+    slurmd = module.get_bin_path(p["slurmd_path"]) if not os.path.isabs(p["slurmd_path"]) else p["slurmd_path"]
+    if slurmd and not os.path.exists(slurmd):
+        slurmd = None
+    version, source = _slurm_version(module, slurmd)
+    live_conf, live_path = _live_conf(p["conf_paths"])
+    result = {
+        "changed": False,
+        "gpu_devices": devices,
+        "nvml_plugin": nvml,
+        "slurm_version": version,
+        "slurm_version_source": source,
+        "live_conf": live_conf,
+        "live_conf_path": live_path,
+    }
+    if "compute" not in p["roles"]:
+        module.exit_json(**result)
+
     expected = None if p["gpu_count"] < 0 else p["gpu_count"]
     problem = gpu_check(name, p["shape"] or None, devices, expected)
     if problem:
-        module.fail_json(msg=problem, gpu_devices=devices, nvml_plugin=nvml)
-
-    slurmd = module.get_bin_path(p["slurmd_path"]) if not os.path.isabs(p["slurmd_path"]) else p["slurmd_path"]
-    if not slurmd or not os.path.exists(slurmd):
-        module.fail_json(msg=f"node {name}: slurmd is not installed ({p['slurmd_path']})", gpu_devices=devices)
+        module.fail_json(msg=problem, **result)
+    if not slurmd:
+        if module.check_mode:
+            # Check mode on a fresh host: slurmd would be installed; there is no layout to read yet.
+            module.exit_json(**result)
+        module.fail_json(msg=f"node {name}: slurmd is not installed ({p['slurmd_path']})", **result)
     rc, out, err = module.run_command([slurmd, "-C"])
     if rc != 0:
-        module.fail_json(msg=f"node {name}: 'slurmd -C' failed: {err.strip() or out.strip()}", gpu_devices=devices)
-    version = module.run_command([slurmd, "-V"])[1]
+        module.fail_json(msg=f"node {name}: 'slurmd -C' failed: {err.strip() or out.strip()}", **result)
     try:
-        record = node_record(
+        result["record"] = node_record(
             name,
             out,
             devices,
@@ -180,14 +280,8 @@ def main() -> None:
             memory_reserve_mb=p["memory_reserve_mb"],
         )
     except ValueError as exc:
-        module.fail_json(msg=f"node {name}: {exc}", gpu_devices=devices)
-    module.exit_json(
-        changed=False,
-        record=record,
-        gpu_devices=devices,
-        slurm_version=version.strip().split()[-1] if version.strip() else "",
-        nvml_plugin=nvml,
-    )
+        module.fail_json(msg=f"node {name}: {exc}", **result)
+    module.exit_json(**result)
 
 
 if __name__ == "__main__":

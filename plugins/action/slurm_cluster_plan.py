@@ -1,0 +1,117 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Action oci_gpu.cluster.slurm_cluster_plan: the whole cluster's Slurm plan, once per run, on the controller."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible.errors import AnsibleActionFail
+from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
+from ansible.plugins.action import ActionBase
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import (
+    DEFAULT_MAX_FAILED_COMPUTE,
+    SlurmPlanError,
+    plan_cluster,
+    preflight_cluster,
+)
+
+_OMIT_PREFIX = "__omit_place_holder__"
+
+ARGUMENT_SPEC: dict[str, Any] = {
+    "stage": {"type": "str", "choices": ["preflight", "plan"], "default": "plan"},
+    "cluster_name": {"type": "str", "required": True},
+    "controllers": {"type": "list", "elements": "str", "required": True},
+    "dbd_hosts": {"type": "list", "elements": "str", "default": []},
+    "compute_hosts": {"type": "list", "elements": "str", "default": []},
+    "login_hosts": {"type": "list", "elements": "str", "default": []},
+    "partitions": {"type": "list", "elements": "raw", "default": []},
+    "config": {"type": "raw", "default": {}},
+    "cgroup": {"type": "raw", "default": {}},
+    "gres_autodetect": {"type": "str", "default": "auto"},
+    "accounting": {"type": "raw"},
+    "nodes_removed": {"type": "list", "elements": "str", "default": []},
+    "max_failed_compute": {"type": "raw", "default": DEFAULT_MAX_FAILED_COMPUTE},
+    "conf_dir": {"type": "str", "default": "/etc/slurm"},
+    "probe_var": {"type": "str", "default": "__slurm_probe"},
+}
+
+
+def _plain(value: Any, marker: Any) -> Any:
+    """Plain containers; ansible-core's omit (placeholder string or 2.19 sentinel) becomes ``marker``."""
+    if type(value).__name__ == "_OmitType" or (isinstance(value, str) and value.startswith(_OMIT_PREFIX)):
+        return marker
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, marker) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, marker) for v in value]
+    return value
+
+
+class ActionModule(ActionBase):
+    """Reads every standing host's probe once and returns the plan (register it with run_once)."""
+
+    TRANSFERS_FILES = False
+    _requires_connection = False
+    _supports_check_mode = True
+
+    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
+        task_vars = task_vars or {}
+        result = super().run(tmp, task_vars)
+        marker = object()
+        validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(_plain(self._task.args, marker))
+        if validation.error_messages:
+            raise AnsibleActionFail("slurm_cluster_plan: " + "; ".join(validation.error_messages))
+        args = validation.validated_parameters
+        accounting = args["accounting"]
+        if accounting is marker or not accounting:
+            accounting = None
+        cluster = {
+            "cluster_name": args["cluster_name"],
+            "partitions": args["partitions"],
+            "config": args["config"] if isinstance(args["config"], Mapping) else args["config"] or {},
+            "cgroup": args["cgroup"] if isinstance(args["cgroup"], Mapping) else args["cgroup"] or {},
+            "gres_autodetect": args["gres_autodetect"],
+            "accounting": accounting,
+            "nodes_removed": args["nodes_removed"],
+            "max_failed_compute": args["max_failed_compute"],
+            "conf_dir": args["conf_dir"],
+        }
+        hosts = {
+            "controllers": args["controllers"],
+            "dbd": args["dbd_hosts"],
+            "compute": args["compute_hosts"],
+            "login": args["login_hosts"],
+            "in_run": list(task_vars.get("ansible_play_hosts_all") or []),
+            "standing": list(task_vars.get("ansible_play_hosts") or []),
+        }
+        try:
+            if args["stage"] == "preflight":
+                plan = preflight_cluster(cluster, hosts, omit_token=marker)
+            else:
+                probes = self._probes(task_vars, hosts, args["probe_var"])
+                plan = plan_cluster(cluster, hosts, probes, omit_token=marker)
+        except SlurmPlanError as exc:
+            raise AnsibleActionFail(f"slurm_cluster_plan: {exc}") from None
+        result.update(plan)
+        result["changed"] = False
+        return result
+
+    @staticmethod
+    def _probes(task_vars: Mapping[str, Any], hosts: Mapping[str, Any], var: str) -> dict[str, Any]:
+        """Each standing cluster host's probe, read once (raw: a registered result needs no templating)."""
+        hostvars = task_vars.get("hostvars")
+        wanted = set(hosts["controllers"]) | set(hosts["dbd"]) | set(hosts["compute"]) | set(hosts["login"])
+        probes: dict[str, Any] = {}
+        if hostvars is None:
+            return probes
+        for host in hosts["standing"]:
+            if host not in wanted:
+                continue
+            data = hostvars.raw_get(host) if hasattr(hostvars, "raw_get") else hostvars.get(host)
+            probe = data.get(var) if isinstance(data, Mapping) else None
+            if isinstance(probe, Mapping) and not probe.get("skipped") and not probe.get("failed"):
+                probes[host] = probe
+        return probes

@@ -1,0 +1,424 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The whole cluster's Slurm plan, computed once per run: one pure function, no Ansible.
+
+Public API
+----------
+``plan_cluster(cluster, hosts, probes, omit_token=None) -> dict``
+    From the cluster settings, the host lists, which hosts are in the run and which of them are
+    still standing, and what each standing host reported (its probe), decide everything the
+    hosts need: the file texts, the node list (kept / orphan / missing / lost nodes), the
+    directories the configuration implies, the Slurm version and the restart plan. Raises
+    :class:`SlurmPlanError` (every problem, each naming its host, key or value) before any host
+    is touched.
+``preflight_cluster(cluster, hosts, omit_token=None) -> dict``
+    Before anything changes: who must stand does, and the description passes the model.
+``failure_allowance(setting, compute_count) -> int``
+    How many compute hosts may fail before the run stops (``slurm_max_failed_compute``).
+``partitions_from_conf(text) -> list``
+    Partition records read back from a live ``slurm.conf``.
+
+Rules (DESIGN.md §8): a node vanishing from slurm.conf ends its job NODE_FAIL, so the node list is
+never shrunk by a host that is missing from the run (``--limit``), unreachable or failing; a run
+that does not hold the whole cluster never alters an existing node or partition line; the
+controllers and the dbd host must stand, and too many lost compute hosts stop the run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, compress
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
+    SlurmConfigError,
+    render_slurm_config_with_settings,
+)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import records_from_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
+    behaviour,
+    change_plan,
+    parse_slurm_conf,
+    parse_version,
+)
+
+__all__ = [
+    "DEFAULT_MAX_FAILED_COMPUTE",
+    "SlurmPlanError",
+    "failure_allowance",
+    "partitions_from_conf",
+    "plan_cluster",
+    "preflight_cluster",
+]
+
+# A quarter of the compute hosts, rounded down, but never fewer than one: a node in repair
+# must not stop a small cluster, a systematic failure (a bad image, a wrong key) stops a big one.
+DEFAULT_MAX_FAILED_COMPUTE = "25%"
+
+_ALLOWANCE_RE = re.compile(r"^\s*(\d+)\s*(%?)\s*$")
+
+
+class SlurmPlanError(ValueError):
+    """The plan cannot be made; ``problems`` lists every reason."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        if len(self.problems) == 1:
+            text = self.problems[0]
+        else:
+            text = f"{len(self.problems)} problems:\n" + "\n".join("- " + p for p in self.problems)
+        super().__init__(text)
+
+
+def failure_allowance(setting: Any, compute_count: int) -> int:
+    """Compute hosts that may fail: a count (``3``) or a percentage (``"25%"``, at least one host)."""
+    match = _ALLOWANCE_RE.match(str(setting)) if not isinstance(setting, bool) else None
+    if not match:
+        raise ValueError(
+            f"slurm_max_failed_compute is {setting!r}: give a number of hosts (e.g. 2) or a percentage (e.g. '25%')"
+        )
+    number, percent = int(match.group(1)), bool(match.group(2))
+    if not percent:
+        return number
+    if number > 100:
+        raise ValueError(f"slurm_max_failed_compute is {setting!r}: a percentage is at most 100%")
+    return max(1, compute_count * number // 100)
+
+
+def _bool_word(value: str) -> bool:
+    return value.strip().upper() in ("YES", "TRUE", "1")
+
+
+def partitions_from_conf(text: str | None) -> list[dict[str, Any]]:
+    """Partition records (as the model takes them) from a live slurm.conf's partition lines."""
+    out = []
+    for name, definition in parse_slurm_conf(text)["partitions"].items():
+        if name.upper() == "DEFAULT":
+            continue
+        rec: dict[str, Any] = {"name": name}
+        options: dict[str, str] = {}
+        for pair in definition.split():
+            key, _eq, value = pair.partition("=")
+            low = key.lower()
+            if low == "nodes":
+                rec["nodes"] = "ALL" if value.upper() == "ALL" else [value]
+            elif low == "default":
+                rec["default"] = _bool_word(value)
+            elif low == "maxtime":
+                rec["max_time"] = value
+            else:
+                options[key] = value
+        if options:
+            rec["options"] = options
+        out.append(rec)
+    return sorted(out, key=lambda r: r["name"])
+
+
+def _names(value: Any) -> list[str]:
+    return [str(v) for v in value or []]
+
+
+def _version_of(probe: Mapping[str, Any]) -> tuple[int, int] | None:
+    try:
+        return parse_version(probe.get("slurm_version") or "")
+    except ValueError:
+        return None
+
+
+def _directories(settings: Mapping[str, Any], conf_dir: str) -> list[dict[str, Any]]:
+    """The directories the configuration implies, with the roles that need each."""
+    user = str(settings.get("SlurmUser", "slurm"))
+    dirs: dict[str, dict[str, Any]] = {}
+
+    def add(path: Any, owner: str, mode: str, roles: Iterable[str]) -> None:
+        if not isinstance(path, str) or not path.startswith("/"):
+            return
+        entry = dirs.setdefault(path, {"path": path, "owner": owner, "mode": mode, "roles": []})
+        entry["roles"] = sorted(set(entry["roles"]) | set(roles))
+
+    add(conf_dir, "root", "0755", ("controller", "dbd", "compute", "login"))
+    # slurmdbd logs beside slurmctld (slurmdbd.conf LogFile).
+    for key, roles in (("SlurmctldLogFile", ("controller", "dbd")), ("SlurmdLogFile", ("compute",))):
+        if settings.get(key):
+            add(os.path.dirname(str(settings[key])), user, "0750", roles)
+    add(settings.get("StateSaveLocation"), user, "0700", ("controller",))
+    add(settings.get("SlurmdSpoolDir"), "root", "0755", ("compute",))
+    return [dirs[p] for p in sorted(dirs)]
+
+
+def _standing_problems(
+    cluster: Mapping[str, Any],
+    controllers: list[str],
+    dbd: list[str],
+    compute: list[str],
+    in_run: set[str],
+    lost: list[str],
+) -> list[str]:
+    """The controllers and the dbd host must stand; lost compute hosts within the allowance."""
+    problems = []
+    for label, group in (("controller", controllers), ("slurmdbd host", dbd)):
+        down = [h for h in group if h in lost]
+        if down:
+            problems.append(
+                f"{label}(s) {', '.join(down)} failed or are unreachable in this run: the whole cluster depends "
+                "on them, so nothing is changed anywhere; bring them back and run again"
+            )
+    compute_in_run = [h for h in compute if h in in_run]
+    compute_lost = [h for h in compute_in_run if h in lost]
+    setting = cluster.get("max_failed_compute", DEFAULT_MAX_FAILED_COMPUTE)
+    try:
+        allowed = failure_allowance(setting, len(compute_in_run))
+    except ValueError as exc:
+        return [*problems, str(exc)]
+    if len(compute_lost) > allowed:
+        problems.append(
+            f"{len(compute_lost)} of {len(compute_in_run)} compute hosts failed or are unreachable "
+            f"({', '.join(compute_lost)}), more than slurm_max_failed_compute={setting!s} allows ({allowed}): "
+            "the run stops"
+        )
+    return problems
+
+
+def _membership(hosts: Mapping[str, Any]) -> tuple[list[str], list[str], list[str], list[str], set[str], set[str]]:
+    controllers = _names(hosts.get("controllers"))
+    dbd = _names(hosts.get("dbd"))
+    compute = _names(hosts.get("compute"))
+    login = _names(hosts.get("login"))
+    in_run = set(_names(hosts.get("in_run")))
+    standing = set(_names(hosts.get("standing"))) & in_run
+    return controllers, dbd, compute, login, in_run, standing
+
+
+def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit_token: Any = None) -> dict[str, Any]:
+    """Before anything changes: the hosts that must stand do, and the cluster description (node names
+    only: the hardware is read later) passes the configuration model. Returns the lost hosts."""
+    controllers, dbd, compute, login, in_run, standing = _membership(hosts)
+    cluster_hosts = list(dict.fromkeys(controllers + dbd + compute + login))
+    lost = [h for h in cluster_hosts if h in in_run and h not in standing]
+    problems = _standing_problems(cluster, controllers, dbd, compute, in_run, lost)
+    spec = {
+        "cluster_name": cluster.get("cluster_name"),
+        "controllers": controllers,
+        "nodes": [{"name": h} for h in compute],
+        "partitions": cluster.get("partitions") or [],
+        "config": cluster.get("config") or {},
+        "cgroup": cluster.get("cgroup") or {},
+    }
+    if cluster.get("accounting"):
+        spec["accounting"] = dict(cluster["accounting"])
+    try:
+        render_slurm_config_with_settings(spec, omit_token=omit_token)
+    except SlurmConfigError as exc:
+        problems.append(str(exc))
+    if problems:
+        raise SlurmPlanError(problems)
+    return {"nodes": {"lost": sorted(lost), "outside_run": sorted(h for h in cluster_hosts if h not in in_run)}}
+
+
+def plan_cluster(
+    cluster: Mapping[str, Any],
+    hosts: Mapping[str, Any],
+    probes: Mapping[str, Mapping[str, Any]],
+    omit_token: Any = None,
+) -> dict[str, Any]:
+    """Decide the whole cluster's configuration once (see the module doc).
+
+    ``cluster``: ``cluster_name``, ``partitions``, ``config``, ``cgroup``, ``gres_autodetect``
+    (``auto``/``off``/``nvml``/``nvidia``/``rsmi``), ``accounting`` (a mapping
+    or ``None`` when there is no slurmdbd), ``nodes_removed``, ``max_failed_compute``,
+    ``conf_dir``.
+
+    ``hosts``: ``controllers``, ``dbd``, ``compute``, ``login`` (the cluster's host lists),
+    ``in_run`` (the hosts this run set out to manage: ``ansible_play_hosts_all``) and ``standing``
+    (those not failed or unreachable: ``ansible_play_hosts``).
+
+    ``probes``: per standing host, what ``slurm_node_info`` reported: ``slurm_version``,
+    ``live_conf`` (text of the slurm.conf the host runs with, empty when it has none),
+    ``record`` (compute hosts), ``nvml_plugin``.
+    """
+    problems: list[str] = []
+    controllers, dbd, compute, login, in_run, standing = _membership(hosts)
+    cluster_hosts = list(dict.fromkeys(controllers + dbd + compute + login))
+    outside = [h for h in cluster_hosts if h not in in_run]
+    lost = [h for h in cluster_hosts if h in in_run and h not in standing]
+    partial = bool(outside)
+
+    problems.extend(_standing_problems(cluster, controllers, dbd, compute, in_run, lost))
+
+    # --- the Slurm version ----------------------------------------------------------------
+    versions = {h: v for h in sorted(standing) for v in [_version_of(probes.get(h) or {})] if v is not None}
+    from_ctl = [versions[h] for h in controllers if h in versions]
+    version: tuple[int, int] | None = min(from_ctl) if from_ctl else (min(versions.values()) if versions else None)
+    version_text = f"{version[0]}.{version[1]:02d}" if version else ""
+    row: dict[str, Any] = {}
+    if version is None:
+        problems.append(
+            "cannot tell the installed Slurm version: no host in this run reports one "
+            "(slurmctld -V, slurmd -V, dpkg-query, rpm); install the Slurm packages first"
+        )
+    else:
+        try:
+            row = behaviour(version)
+        except ValueError as exc:
+            problems.append(str(exc))
+    mixed = sorted({f"{v[0]}.{v[1]:02d}" for v in versions.values()})
+
+    # --- the live configuration: every controller in the run, else any host in the run ------
+    live_sources = [h for h in controllers if h in standing and (probes.get(h) or {}).get("live_conf")]
+    if not live_sources:
+        live_sources = [h for h in cluster_hosts if h in standing and (probes.get(h) or {}).get("live_conf")]
+    live: dict[str, dict[str, Any]] = {}
+    for source in reversed(live_sources):  # the first source wins
+        try:
+            live.update(records_from_conf(str(probes[source]["live_conf"])))
+        except (HostlistError, ValueError) as exc:
+            problems.append(f"the live slurm.conf of host {source} cannot be read: {exc}")
+    reference = str(probes[live_sources[0]]["live_conf"]) if live_sources else ""
+
+    # --- the node list --------------------------------------------------------------------
+    removed_on_purpose = set(_names(cluster.get("nodes_removed")))
+    fresh = {
+        h: dict((probes.get(h) or {})["record"])
+        for h in compute
+        if h in standing and (probes.get(h) or {}).get("record")
+    }
+    nodes: dict[str, dict[str, Any]] = {}
+    kept: list[str] = []
+    missing: list[str] = []
+    added: list[str] = []
+    for host in compute:
+        if host in removed_on_purpose:
+            continue
+        if host in live and (partial or host not in fresh):
+            # Outside a whole-cluster run an existing line never changes; a lost host keeps its line.
+            nodes[host] = live[host]
+            if host not in fresh:
+                kept.append(host)
+        elif host in fresh:
+            nodes[host] = fresh[host]
+            if host not in live:
+                added.append(host)
+        else:
+            missing.append(host)
+    orphans = sorted(n for n in live if n not in nodes and n not in removed_on_purpose)
+    for name in orphans:
+        nodes[name] = live[name]
+    removed = sorted(n for n in removed_on_purpose if n in live)
+
+    ctl_standing = [h for h in controllers if h in standing]
+    if not live_sources:
+        unknown = sorted(h for h in compute if h not in fresh and h not in removed_on_purpose)
+        if unknown and not ctl_standing:
+            problems.append(
+                "no host in this run has a live slurm.conf and no controller is in the run, so the node "
+                f"definitions of {', '.join(unknown)} (no fresh record: outside --limit, failed or unreachable) "
+                "cannot be kept; add a controller or those hosts to the run"
+            )
+    if partial and removed:
+        problems.append(
+            f"slurm_nodes_removed names {', '.join(removed)}, but this run does not hold the whole cluster "
+            f"({', '.join(outside)} outside it): remove nodes in a run over every host"
+        )
+    if added and partial:
+        if not ctl_standing:
+            problems.append(
+                f"this run would add node(s) {', '.join(added)} but no controller is in it: add "
+                f"{', '.join(controllers)} to --limit"
+            )
+        elif row.get("node_change") == "restart":
+            left_out = sorted(h for h in set(compute) | set(live) if h not in in_run and h not in removed_on_purpose)
+            if left_out:
+                problems.append(
+                    f"adding node(s) {', '.join(added)} on Slurm {version_text} restarts every slurmd, but "
+                    f"slurmd host(s) {compress(left_out)} are outside this run: run over every compute host "
+                    "(or upgrade to 24.11, where a reconfigure is enough)"
+                )
+
+    # --- the partitions -------------------------------------------------------------------
+    partitions: Any = cluster.get("partitions") or []
+    live_partitions = partitions_from_conf(reference) if reference else []
+    if partial and live_partitions:
+        partitions = live_partitions
+
+    # --- gres autodetection ---------------------------------------------------------------
+    mode = str(cluster.get("gres_autodetect") or "auto")
+    if mode == "auto":
+        flags = [bool((probes.get(h) or {}).get("nvml_plugin")) for h in fresh]
+        mode = "nvml" if flags and all(flags) else "off"
+
+    if problems:
+        raise SlurmPlanError(problems)
+
+    spec = {
+        "cluster_name": cluster.get("cluster_name"),
+        "controllers": controllers,
+        "nodes": [nodes[n] for n in sorted(nodes)],
+        "partitions": partitions,
+        "config": cluster.get("config") or {},
+        "cgroup": cluster.get("cgroup") or {},
+        "gres_autodetect": mode,
+    }
+    if cluster.get("accounting"):
+        spec["accounting"] = dict(cluster["accounting"])
+    try:
+        files, settings = render_slurm_config_with_settings(spec, omit_token=omit_token)
+    except SlurmConfigError as exc:
+        raise SlurmPlanError([str(exc)]) from exc
+
+    assert version is not None
+    plan = (
+        change_plan(reference, files["slurm.conf"], version_text)
+        if reference
+        else {
+            "restart": [],
+            "reconfigure": False,
+            "reasons": [],
+            "added_nodes": sorted(nodes),
+            "removed_nodes": [],
+            "bad_config_kills_slurmctld": bool(row.get("bad_config_kills_slurmctld")),
+        }
+    )
+    report = []
+    if partial:
+        report.append(
+            "this run does not hold the whole cluster (outside it: "
+            f"{compress(sorted(outside))}): existing node and partition lines are "
+            "kept as they are live"
+        )
+    for label, names in (
+        ("failed or unreachable, definitions kept", [h for h in lost if h in live]),
+        ("failed or unreachable, not yet defined", [h for h in lost if h not in live and h in compute]),
+        ("kept from the live slurm.conf (no fresh record)", kept),
+        ("no longer in the compute group but kept", orphans),
+        ("not yet configurable (no record, not in slurm.conf)", [h for h in missing if h not in lost]),
+        ("added", added if reference else []),
+        ("removed on purpose", removed),
+    ):
+        if names:
+            report.append(f"{label}: {', '.join(names)}")
+    if len(mixed) > 1:
+        report.append(
+            f"hosts run different Slurm releases ({', '.join(mixed)}): planned with the rules of {version_text}"
+        )
+    return {
+        "files": files,
+        "settings": settings,
+        "directories": _directories(settings, str(cluster.get("conf_dir") or "/etc/slurm")),
+        "version": version_text,
+        "nodes": {
+            "defined": sorted(nodes),
+            "kept": sorted(kept),
+            "orphans": orphans,
+            "missing": sorted(missing),
+            "added": sorted(added),
+            "removed": removed,
+            "lost": sorted(lost),
+            "outside_run": sorted(outside),
+        },
+        "partial": partial,
+        "live_source": live_sources[0] if live_sources else "",
+        "plan": plan,
+        "report": report,
+    }

@@ -1,0 +1,170 @@
+#!/usr/bin/python
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: slurm_cluster_plan
+short_description: The whole cluster's Slurm configuration and restart plan, computed once per run
+version_added: 0.2.0
+description:
+  - An action that runs on the control node only. Run it with C(run_once) and C(register); the result
+    reaches every host of the play, so the cluster is computed once, not once per host.
+  - O(stage=preflight), before anything changes, checks that the controllers and the slurmdbd hosts are
+    standing (not failed, not unreachable), that no more compute hosts are lost than O(max_failed_compute)
+    allows, and that the cluster description (node names only) passes the configuration model.
+  - O(stage=plan) reads the probe (M(oci_gpu.cluster.slurm_node_info), registered as O(probe_var)) of every
+    standing host once and returns the file texts, the node list, the directories, the Slurm version and
+    the restart plan.
+  - The live node list is read from every controller in the run, or, when none is in the run, from the
+    live configuration of any host in the run. A node is never dropped because its host is outside
+    C(--limit), failed or unreachable; a run that does not hold the whole cluster never alters an existing
+    node or partition line and only adds nodes whose fresh records are in the run. Where adding nodes
+    restarts every slurmd (Slurm before 24.11), such a run refuses and names the slurmd hosts left out.
+  - Refuses, naming the host, key or value, before any host is touched.
+author:
+  - oci_gpu.cluster contributors (@oci-gpu)
+options:
+  stage:
+    description: V(preflight) before any change (no probes needed), V(plan) after the probes.
+    type: str
+    choices: [preflight, plan]
+    default: plan
+  cluster_name:
+    description: Slurm C(ClusterName).
+    type: str
+    required: true
+  controllers:
+    description: slurmctld hosts, primary first.
+    type: list
+    elements: str
+    required: true
+  dbd_hosts:
+    description: slurmdbd hosts.
+    type: list
+    elements: str
+    default: []
+  compute_hosts:
+    description: slurmd hosts.
+    type: list
+    elements: str
+    default: []
+  login_hosts:
+    description: Login hosts.
+    type: list
+    elements: str
+    default: []
+  partitions:
+    description: Partitions, as the C(oci_gpu.cluster.slurm_config) filter takes them.
+    type: list
+    elements: raw
+    default: []
+  config:
+    description: C(slurm.conf) overrides; a value of C(omit) drops a key.
+    type: raw
+    default: {}
+  cgroup:
+    description: C(cgroup.conf) overrides.
+    type: raw
+    default: {}
+  gres_autodetect:
+    description:
+      - V(auto) (NVML where every compute host has the plugin, else C(File=) lines), V(off), V(nvml),
+        V(nvidia) or V(rsmi).
+    type: str
+    default: auto
+  accounting:
+    description: slurmdbd accounting (C(host), C(port), C(enforce), C(backup_host)); omit or null without slurmdbd.
+    type: raw
+  nodes_removed:
+    description: Nodes to take out of C(slurm.conf) on purpose (drain them first).
+    type: list
+    elements: str
+    default: []
+  max_failed_compute:
+    description:
+      - Compute hosts that may fail or be unreachable before the run stops, a count (V(2)) or a
+        percentage (V(25%), at least one host).
+    type: raw
+    default: 25%
+  conf_dir:
+    description: The Slurm configuration directory.
+    type: str
+    default: /etc/slurm
+  probe_var:
+    description: The variable each host registered M(oci_gpu.cluster.slurm_node_info) as.
+    type: str
+    default: __slurm_probe
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  action:
+    support: full
+  bypass_host_loop:
+    support: none
+  check_mode:
+    support: full
+  diff_mode:
+    support: none
+  idempotent:
+    description: It only reads and computes.
+    support: full
+  platform:
+    support: full
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Plan the Slurm configuration for the whole cluster
+  oci_gpu.cluster.slurm_cluster_plan:
+    cluster_name: lab
+    controllers: "{{ groups['slurm_controller'] }}"
+    compute_hosts: "{{ groups['slurm_compute'] }}"
+    partitions:
+      - {name: gpu, nodes: ALL, default: true}
+  run_once: true
+  register: __slurm_cluster
+"""
+
+RETURN = r"""
+files:
+  description: Text of C(slurm.conf), C(gres.conf) and C(cgroup.conf), without the C(ansible_managed) header.
+  returned: stage=plan
+  type: dict
+settings:
+  description: The merged top-level C(slurm.conf) keys (StateSaveLocation, SlurmdSpoolDir, SlurmUser, ports, ...).
+  returned: stage=plan
+  type: dict
+directories:
+  description: Directories the configuration implies, each with C(path), C(owner), C(mode) and C(roles).
+  returned: stage=plan
+  type: list
+  elements: dict
+version:
+  description: The Slurm release the plan follows (the controllers', else the oldest in the run).
+  returned: stage=plan
+  type: str
+  sample: "24.11"
+nodes:
+  description: C(defined), C(kept), C(orphans), C(missing), C(added), C(removed), C(lost), C(outside_run) node names.
+  returned: always
+  type: dict
+partial:
+  description: Whether hosts of the cluster are outside this run (C(--limit)).
+  returned: stage=plan
+  type: bool
+live_source:
+  description: The host whose live C(slurm.conf) the plan compares against; empty on a first install.
+  returned: stage=plan
+  type: str
+plan:
+  description: C(restart) (daemons, in order), C(reconfigure), C(reasons), C(added_nodes), C(removed_nodes).
+  returned: stage=plan
+  type: dict
+report:
+  description: Lines for the operator (hosts lost, nodes kept, added or removed).
+  returned: stage=plan
+  type: list
+  elements: str
+"""

@@ -1,0 +1,198 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Benchmark: the slurm role's whole-cluster plan and its hand-off to every host, at 100 / 500 / 2,000 hosts.
+
+Run by ``make bench``; prints one JSON line per inventory size:
+``{"bench":"slurm_plan","hosts":2000,"seconds":…,"plan_seconds":…,"peak_rss_mib":…,"seconds_per_host_ms":…}``
+then one summary line with the growth ratios.
+
+Each size runs ``ansible-playbook`` on a generated inventory (local connections; every compute host
+already holds the probe ``slurm_node_info`` would register, with a live slurm.conf as a converged
+cluster has). The play imports the role's own ``tasks/plan.yml`` (the same task the role runs), then
+one run_once task reads the plan back from the last host's hostvars, proving the hand-off. No file is
+written and no per-host module runs. ``seconds`` is the whole ansible-playbook wall time, a
+facts-free empty play on the same inventory is timed beside it (``baseline_seconds``), and
+``plan_seconds`` = seconds - baseline_seconds. ``peak_rss_mib`` is the largest process of either run
+(``baseline_rss_mib``: of the empty play alone).
+Target (issue 12): 2,000 hosts in under 30 s and 1 GiB, growing linearly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SIZES = (100, 500, 2000)
+SHAPES = (("h100", 8, 2063000, 224), ("a100", 8, 2000000, 256), ("l40s", 4, 1000000, 112))
+
+
+def _record(name: str, kind: int) -> dict:
+    gpu, count, memory, cpus = SHAPES[kind]
+    return {
+        "name": name,
+        "cpus": cpus,
+        "sockets": 2,
+        "cores_per_socket": cpus // 4,
+        "threads_per_core": 2,
+        "real_memory": memory,
+        "gpu_type": gpu,
+        "gpu_count": count,
+        "gpu_files": [f"/dev/nvidia{i}" for i in range(count)],
+        "features": [f"bm_gpu_{gpu}"],
+    }
+
+
+def _kind(index: int, total: int) -> int:
+    """Hardware type of the index-th compute host: three blocks, as capacity is bought in batches."""
+    return index * len(SHAPES) // total
+
+
+def _live_conf(computes: list[str]) -> str:
+    """A converged cluster's slurm.conf as the role writes it: one node line per hardware type."""
+    lines = ["ClusterName=bench", "SlurmctldHost=ctl1", "SlurmUser=slurm", "GresTypes=gpu"]
+    for kind, (gpu, count, memory, cpus) in enumerate(SHAPES):
+        names = [n for i, n in enumerate(computes) if _kind(i, len(computes)) == kind]
+        first, last = names[0][3:], names[-1][3:]
+        lines.append(
+            f"NodeName=gpu[{first}-{last}] CPUs={cpus} Sockets=2 CoresPerSocket={cpus // 4} ThreadsPerCore=2 "
+            f"RealMemory={memory} Gres=gpu:{gpu}:{count} Features=bm_gpu_{gpu}"
+        )
+    lines.append("PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE")
+    return "\n".join(lines) + "\n"
+
+
+def _inventory(hosts: int) -> dict:
+    computes = [f"gpu{i:05d}" for i in range(1, hosts - 1)]
+    live = _live_conf(computes)
+    common = {"slurm_version": "24.11.5", "nvml_plugin": False, "live_conf": live, "skipped": False}
+    compute_hosts = {
+        n: {"__slurm_probe": dict(common, record=_record(n, _kind(i, len(computes))))} for i, n in enumerate(computes)
+    }
+    return {
+        "all": {
+            "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable},
+            "children": {
+                "slurm_controller": {"hosts": {"ctl1": {"__slurm_probe": common}}},
+                "slurm_compute": {"hosts": compute_hosts},
+                "slurm_login": {"hosts": {"login1": {"__slurm_probe": common}}},
+            },
+        }
+    }
+
+
+PLAYBOOK = """\
+- name: Plan the whole cluster once and hand it to every host
+  hosts: slurm_controller:slurm_compute:slurm_login
+  gather_facts: false
+  tasks:
+    - name: Plan (the slurm role's own tasks/plan.yml)
+      ansible.builtin.import_role:
+        name: oci_gpu.cluster.slurm
+        tasks_from: plan.yml
+      vars:
+        slurm_partitions: [{name: batch, nodes: ALL, default: true, max_time: INFINITE}]
+        slurm_cgroup_config: {CgroupPlugin: cgroup/v1}
+
+    - name: Read the plan back from the last host
+      ansible.builtin.assert:
+        that:
+          - hostvars[ansible_play_hosts[-1]]['__slurm_cluster']['nodes']['defined'] | length == {computes}
+          - hostvars[ansible_play_hosts[-1]]['__slurm_cluster']['files']['slurm.conf'] is search('NodeName=gpu')
+      run_once: true
+"""
+
+BASELINE = """\
+- name: The same hosts, nothing to do
+  hosts: slurm_controller:slurm_compute:slurm_login
+  gather_facts: false
+  tasks:
+    - name: One run_once no-op
+      ansible.builtin.debug:
+        msg: baseline
+      run_once: true
+"""
+
+
+def _run(playbook: Path, inventory: Path) -> float:
+    env = dict(os.environ)
+    env.setdefault("ANSIBLE_COLLECTIONS_PATH", str(REPO / "build" / "collections"))
+    env["ANSIBLE_COLLECTIONS_SCAN_SYS_PATH"] = "true"
+    env["ANSIBLE_HOST_KEY_CHECKING"] = "false"
+    env["ANSIBLE_STDOUT_CALLBACK"] = "ansible.builtin.null"
+    env["ANSIBLE_INJECT_FACT_VARS"] = "false"
+    start = time.perf_counter()
+    res = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if res.returncode != 0:
+        sys.exit(f"bench_slurm_plan: ansible-playbook failed:\n{res.stdout[-3000:]}\n{res.stderr[-3000:]}")
+    return elapsed
+
+
+def one(hosts: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-slurm-plan-") as tmp:
+        inv = Path(tmp) / "inventory.json"
+        inv.write_text(json.dumps(_inventory(hosts)))
+        book = Path(tmp) / "plan.yml"
+        book.write_text(PLAYBOOK.replace("{computes}", str(hosts - 2)))
+        base = Path(tmp) / "baseline.yml"
+        base.write_text(BASELINE)
+        baseline = _run(base, inv)
+        rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        seconds = _run(book, inv)
+        rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return {
+        "bench": "slurm_plan",
+        "hosts": hosts,
+        "seconds": round(seconds, 2),
+        "baseline_seconds": round(baseline, 2),
+        "plan_seconds": round(seconds - baseline, 2),
+        "peak_rss_mib": round(rss / 1024, 1),
+        "baseline_rss_mib": round(rss_before / 1024, 1),
+        "seconds_per_host_ms": round(1000 * seconds / hosts, 2),
+    }
+
+
+def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--one":
+        print(json.dumps(one(int(sys.argv[2]))), flush=True)
+        return
+    results = []
+    for hosts in SIZES:
+        # A fresh process per size, so that peak RSS belongs to that size alone.
+        cmd = [sys.executable, __file__, "--one", str(hosts)]
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        line = json.loads(out.stdout.strip().splitlines()[-1])
+        results.append(line)
+        print(json.dumps(line), flush=True)
+    small, large = results[0], results[-1]
+    growth = large["seconds"] / small["seconds"]
+    print(
+        json.dumps(
+            {
+                "bench": "slurm_plan_summary",
+                "hosts_ratio": large["hosts"] / small["hosts"],
+                "seconds_ratio": round(growth, 2),
+                "target_2000_seconds": 30,
+                "target_2000_rss_mib": 1024,
+                "within_target": large["seconds"] < 30 and large["peak_rss_mib"] < 1024,
+            }
+        ),
+        flush=True,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,339 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The whole-cluster plan: partial runs never shrink or alter the node list, lost hosts, versions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import (
+    SlurmPlanError,
+    failure_allowance,
+    partitions_from_conf,
+    plan_cluster,
+    preflight_cluster,
+)
+
+# What a converged two-GPU-node cluster runs with (written by hand, in the model's format).
+LIVE = """\
+# Managed by Ansible
+ClusterName=lab
+SlurmctldHost=ctl
+AuthType=auth/munge
+CredType=cred/munge
+DefMemPerCPU=1875
+GresTypes=gpu
+InactiveLimit=0
+JobAcctGatherFrequency=30
+JobAcctGatherType=jobacct_gather/cgroup
+KillWait=30
+MinJobAge=300
+MpiDefault=none
+ProctrackType=proctrack/cgroup
+PrologFlags=Contain
+ReturnToService=2
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+SlurmctldDebug=info
+SlurmctldLogFile=/var/log/slurm/slurmctld.log
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmctldPort=6817
+SlurmctldTimeout=120
+SlurmdDebug=info
+SlurmdLogFile=/var/log/slurm/slurmd.log
+SlurmdPidFile=/run/slurmd.pid
+SlurmdPort=6818
+SlurmdSpoolDir=/var/lib/slurm/slurmd
+SlurmdTimeout=300
+SlurmUser=slurm
+StateSaveLocation=/var/lib/slurm/slurmctld
+TaskPlugin=task/cgroup,task/affinity
+
+# Nodes: one line per hardware type
+NodeName=gpu[1-2] CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15000 Gres=gpu:h100:2 \\
+ Features=bm_gpu_h100_8
+
+# Partitions
+PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE
+"""
+
+
+def record(name: str, memory: int = 15000) -> dict[str, Any]:
+    return {
+        "name": name,
+        "cpus": 8,
+        "sockets": 1,
+        "cores_per_socket": 4,
+        "threads_per_core": 2,
+        "real_memory": memory,
+        "gpu_type": "h100",
+        "gpu_count": 2,
+        "gpu_files": ["/dev/nvidia0", "/dev/nvidia1"],
+        "features": ["bm_gpu_h100_8"],
+    }
+
+
+def probe(name: str, version: str = "24.11.5", live: str = LIVE, compute: bool = False, **extra: Any) -> dict:
+    out: dict[str, Any] = {"slurm_version": version, "live_conf": live, "nvml_plugin": False}
+    if compute:
+        out["record"] = record(name, **extra)
+    return out
+
+
+CLUSTER: dict[str, Any] = {
+    "cluster_name": "lab",
+    "partitions": [{"name": "batch", "nodes": "ALL", "default": True, "max_time": "INFINITE"}],
+    "config": {"SlurmUser": "slurm"},
+    "cgroup": {"CgroupPlugin": "cgroup/v1"},
+    "gres_autodetect": "auto",
+    "accounting": None,
+}
+
+
+def hosts(in_run: list[str], standing: list[str] | None = None, compute: tuple[str, ...] = ("gpu1", "gpu2")) -> dict:
+    return {
+        "controllers": ["ctl"],
+        "dbd": [],
+        "compute": list(compute),
+        "login": ["login1"],
+        "in_run": in_run,
+        "standing": in_run if standing is None else standing,
+    }
+
+
+def node_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("NodeName=")]
+
+
+def partition_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("PartitionName=")]
+
+
+# --------------------------------------------------------------------------- --limit
+
+
+def test_limit_to_one_compute_node_keeps_the_other_node_line() -> None:
+    """--limit gpu1: the controller is not in the run; gpu1's own live file still names gpu2."""
+    out = plan_cluster(CLUSTER, hosts(["gpu1"]), {"gpu1": probe("gpu1", compute=True)})
+    assert node_lines(out["files"]["slurm.conf"]) == [
+        "NodeName=gpu[1-2] CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15000 "
+        "Gres=gpu:h100:2 Features=bm_gpu_h100_8"
+    ]
+    assert out["partial"] is True
+    assert out["live_source"] == "gpu1"
+    assert out["nodes"]["kept"] == ["gpu2"]
+    assert out["nodes"]["outside_run"] == ["ctl", "gpu2", "login1"]
+    assert out["plan"]["restart"] == [] and out["plan"]["reconfigure"] is False
+
+
+def test_limit_never_alters_an_existing_node_line() -> None:
+    """A fresh record that differs (memory) does not change the line outside a whole-cluster run."""
+    out = plan_cluster(CLUSTER, hosts(["ctl", "gpu1"]), {"ctl": probe("ctl"), "gpu1": probe("gpu1", True, memory=9000)})
+    assert "RealMemory=15000" in node_lines(out["files"]["slurm.conf"])[0]
+    assert "RealMemory=9000" not in out["files"]["slurm.conf"]
+
+
+def test_whole_cluster_run_updates_a_node_line() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {
+        "ctl": probe("ctl"),
+        "gpu1": probe("gpu1", compute=True, memory=9000),
+        "gpu2": probe("gpu2", compute=True),
+        "login1": probe("login1"),
+    }
+    out = plan_cluster(CLUSTER, hosts(everyone), probes)
+    assert out["partial"] is False
+    assert node_lines(out["files"]["slurm.conf"]) == [
+        "NodeName=gpu1 CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=9000 "
+        "Gres=gpu:h100:2 Features=bm_gpu_h100_8",
+        "NodeName=gpu2 CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15000 "
+        "Gres=gpu:h100:2 Features=bm_gpu_h100_8",
+    ]
+    assert out["plan"]["reconfigure"] is True  # 24.11: node definitions change with a reconfigure
+
+
+def test_limit_keeps_the_live_partitions() -> None:
+    cluster = dict(CLUSTER, partitions=[{"name": "gpu", "nodes": ["gpu1"], "default": True}])
+    out = plan_cluster(cluster, hosts(["gpu1"]), {"gpu1": probe("gpu1", compute=True)})
+    assert partition_lines(out["files"]["slurm.conf"]) == ["PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE"]
+
+
+def test_live_partitions_read_back() -> None:
+    text = "PartitionName=debug Nodes=gpu[1-2] MaxTime=30:00 State=UP\nPartitionName=batch Nodes=ALL Default=YES\n"
+    assert partitions_from_conf(text) == [
+        {"name": "batch", "nodes": "ALL", "default": True},
+        {"name": "debug", "nodes": ["gpu[1-2]"], "max_time": "30:00", "options": {"State": "UP"}},
+    ]
+
+
+def test_no_live_configuration_and_no_controller_refuses_naming_the_nodes() -> None:
+    with pytest.raises(SlurmPlanError, match=r"node definitions of gpu2 .*cannot be kept"):
+        plan_cluster(CLUSTER, hosts(["gpu1"]), {"gpu1": probe("gpu1", live="", compute=True)})
+
+
+def test_first_install_leaves_an_unreachable_node_for_later() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: probe(h, live="", compute=h == "gpu1") for h in ("ctl", "gpu1", "login1")}
+    out = plan_cluster(CLUSTER, hosts(everyone, standing=["ctl", "gpu1", "login1"]), probes)
+    assert out["nodes"]["missing"] == ["gpu2"] and out["nodes"]["lost"] == ["gpu2"]
+    assert [line.split()[0] for line in node_lines(out["files"]["slurm.conf"])] == ["NodeName=gpu1"]
+    assert "failed or unreachable, not yet defined: gpu2" in out["report"]
+
+
+# --------------------------------------------------------------------------- lost hosts
+
+
+def test_an_unreachable_compute_host_keeps_its_definition_and_is_named() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {"ctl": probe("ctl"), "gpu1": probe("gpu1", compute=True), "login1": probe("login1")}
+    cluster = dict(CLUSTER, partitions=[*CLUSTER["partitions"], {"name": "debug", "nodes": "ALL"}])
+    out = plan_cluster(cluster, hosts(everyone, standing=["ctl", "gpu1", "login1"]), probes)
+    assert out["nodes"]["lost"] == ["gpu2"] and out["nodes"]["kept"] == ["gpu2"]
+    assert "gpu[1-2]" in node_lines(out["files"]["slurm.conf"])[0]
+    assert "PartitionName=debug Nodes=ALL" in out["files"]["slurm.conf"]  # the change goes ahead
+    assert "failed or unreachable, definitions kept: gpu2" in out["report"]
+
+
+@pytest.mark.parametrize("who", ["ctl", "db1"])
+def test_a_lost_controller_or_dbd_host_stops_the_run(who: str) -> None:
+    h = hosts(["ctl", "db1", "gpu1", "gpu2"], standing=[x for x in ["ctl", "db1", "gpu1", "gpu2"] if x != who])
+    h["dbd"] = ["db1"]
+    with pytest.raises(SlurmPlanError, match=rf"\b{who}\b failed or are unreachable"):
+        preflight_cluster(CLUSTER, h)
+
+
+def test_too_many_lost_compute_hosts_stop_the_run() -> None:
+    computes = ("gpu1", "gpu2", "gpu3", "gpu4")
+    h = hosts(["ctl", *computes], standing=["ctl", "gpu1", "gpu2"], compute=computes)
+    lost = r"2 of 4 compute hosts failed or are unreachable \(gpu3, gpu4\).*allows \(1\)"
+    with pytest.raises(SlurmPlanError, match=lost):
+        preflight_cluster(CLUSTER, h)
+    assert preflight_cluster(dict(CLUSTER, max_failed_compute="50%"), h)["nodes"]["lost"] == ["gpu3", "gpu4"]
+    assert preflight_cluster(dict(CLUSTER, max_failed_compute=2), h)["nodes"]["lost"] == ["gpu3", "gpu4"]
+
+
+@pytest.mark.parametrize(
+    ("setting", "count", "allowed"),
+    [
+        ("25%", 3, 1),
+        ("25%", 8, 2),
+        ("25%", 2000, 500),
+        ("10%", 5, 1),
+        (0, 5, 0),
+        ("0", 5, 0),
+        ("3", 2, 3),
+        ("100%", 7, 7),
+    ],
+)
+def test_failure_allowance(setting: Any, count: int, allowed: int) -> None:
+    assert failure_allowance(setting, count) == allowed
+
+
+@pytest.mark.parametrize("setting", ["many", "150%", True, "-1", "2.5"])
+def test_failure_allowance_refuses_nonsense_naming_the_key(setting: Any) -> None:
+    with pytest.raises(ValueError, match="slurm_max_failed_compute is"):
+        failure_allowance(setting, 10)
+
+
+# --------------------------------------------------------------------------- adding nodes
+
+
+def test_adding_a_node_with_a_limit_on_22_05_refuses_naming_the_slurmd_hosts_left_out() -> None:
+    computes = ("gpu1", "gpu2", "gpu3")
+    probes = {"ctl": probe("ctl", "22.05.8"), "gpu3": probe("gpu3", "22.05.8", live="", compute=True)}
+    refusal = r"adding node\(s\) gpu3 on Slurm 22.05 .* gpu\[1-2\] are outside this run"
+    with pytest.raises(SlurmPlanError, match=refusal):
+        plan_cluster(CLUSTER, hosts(["ctl", "gpu3"], compute=computes), probes)
+
+
+def test_adding_a_node_with_a_limit_on_24_11_reconfigures() -> None:
+    computes = ("gpu1", "gpu2", "gpu3")
+    probes = {"ctl": probe("ctl"), "gpu3": probe("gpu3", live="", compute=True)}
+    out = plan_cluster(CLUSTER, hosts(["ctl", "gpu3"], compute=computes), probes)
+    assert out["nodes"]["added"] == ["gpu3"]
+    assert [line.split()[0] for line in node_lines(out["files"]["slurm.conf"])] == ["NodeName=gpu[1-3]"]
+    assert out["plan"]["reconfigure"] is True and out["plan"]["restart"] == []
+    assert out["plan"]["added_nodes"] == ["gpu3"]
+
+
+def test_adding_a_node_on_22_05_over_the_whole_cluster_restarts_every_daemon() -> None:
+    computes = ("gpu1", "gpu2", "gpu3")
+    probes = {h: probe(h, "22.05.8", compute=h.startswith("gpu")) for h in ("ctl", "gpu1", "gpu2", "login1")}
+    probes["gpu3"] = probe("gpu3", "22.05.8", live="", compute=True)
+    out = plan_cluster(CLUSTER, hosts(["ctl", "gpu1", "gpu2", "gpu3", "login1"], compute=computes), probes)
+    assert out["plan"]["restart"] == ["slurmctld", "slurmd"]
+
+
+def test_adding_a_node_without_a_controller_refuses() -> None:
+    computes = ("gpu1", "gpu2", "gpu3")
+    probes = {"gpu1": probe("gpu1", compute=True), "gpu3": probe("gpu3", live="", compute=True)}
+    with pytest.raises(SlurmPlanError, match=r"add node\(s\) gpu3 but no controller is in it"):
+        plan_cluster(CLUSTER, hosts(["gpu1", "gpu3"], compute=computes), probes)
+
+
+def test_removing_on_purpose_needs_the_whole_cluster() -> None:
+    cluster = dict(CLUSTER, nodes_removed=["gpu2"])
+    with pytest.raises(SlurmPlanError, match="slurm_nodes_removed names gpu2, but this run does not hold"):
+        plan_cluster(cluster, hosts(["ctl", "gpu1"]), {"ctl": probe("ctl"), "gpu1": probe("gpu1", compute=True)})
+
+
+# --------------------------------------------------------------------------- version
+
+
+def test_unknown_version_stops_the_run() -> None:
+    with pytest.raises(SlurmPlanError, match="cannot tell the installed Slurm version"):
+        everyone = ["ctl", "gpu1", "gpu2"]
+        plan_cluster(CLUSTER, hosts(everyone), {h: probe(h, version="") for h in everyone})
+
+
+def test_the_controllers_version_rules_and_a_mix_is_reported() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {
+        "ctl": probe("ctl", "23.11.1"),
+        "gpu1": probe("gpu1", "22.05.8", compute=True),
+        "gpu2": probe("gpu2", "23.11.1", compute=True),
+    }
+    out = plan_cluster(CLUSTER, hosts(everyone, standing=["ctl", "gpu1", "gpu2"]), probes)
+    assert out["version"] == "23.11"
+    assert "hosts run different Slurm releases (22.05, 23.11): planned with the rules of 23.11" in out["report"]
+
+
+def test_without_a_controller_the_oldest_version_rules() -> None:
+    probes = {"gpu1": probe("gpu1", "23.11.1", compute=True), "gpu2": probe("gpu2", "22.05.8", compute=True)}
+    assert plan_cluster(CLUSTER, hosts(["gpu1", "gpu2"]), probes)["version"] == "22.05"
+
+
+# --------------------------------------------------------------------------- settings, directories
+
+
+def test_no_accounting_and_omit_reach_the_model_cleanly() -> None:
+    marker = object()
+    cluster = dict(CLUSTER, config={"SlurmUser": "slurm", "PrologFlags": marker}, accounting=None)
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: probe(h, live="", compute=h.startswith("gpu")) for h in everyone}
+    out = plan_cluster(cluster, hosts(everyone), probes, omit_token=marker)
+    text = out["files"]["slurm.conf"]
+    assert "AccountingStorageType" not in text and "PrologFlags" not in text
+    assert "object at 0x" not in repr(out)
+
+
+def test_directories_follow_the_configuration() -> None:
+    cluster = dict(CLUSTER, config={"SlurmUser": "slurm", "SlurmdSpoolDir": "/local/slurmd"})
+    probes = {h: probe(h, live="", compute=h.startswith("gpu")) for h in ("ctl", "gpu1", "gpu2")}
+    out = plan_cluster(cluster, hosts(["ctl", "gpu1", "gpu2"], compute=("gpu1", "gpu2")), probes)
+    dirs = {d["path"]: (d["owner"], d["mode"], d["roles"]) for d in out["directories"]}
+    assert dirs["/local/slurmd"] == ("root", "0755", ["compute"])
+    assert dirs["/var/lib/slurm/slurmctld"] == ("slurm", "0700", ["controller"])
+    assert dirs["/var/log/slurm"] == ("slurm", "0750", ["compute", "controller", "dbd"])
+    assert dirs["/etc/slurm"][0] == "root"
+    assert "/var/lib/slurm/slurmd" not in dirs
+    assert out["settings"]["SlurmdSpoolDir"] == "/local/slurmd"
+
+
+def test_preflight_refuses_a_bad_description_naming_it() -> None:
+    cluster = dict(CLUSTER, partitions=[{"name": "gpu", "nodes": ["nosuch1"]}])
+    with pytest.raises(SlurmPlanError, match=r"partition 'gpu' names undefined node\(s\) nosuch1"):
+        preflight_cluster(cluster, hosts(["ctl", "gpu1", "gpu2"]))

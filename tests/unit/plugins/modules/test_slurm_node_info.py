@@ -1,0 +1,116 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""slurm_node_info: one probe per host (version, live slurm.conf, node record), run by ansible-core."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[4]
+ANSIBLE = Path(sys.executable).with_name("ansible")
+
+# A slurmd stand-in for the two calls the module makes: -V (version) and -C (layout).
+SLURMD = """#!/bin/sh
+case "$1" in
+  -V) echo "slurm 24.11.5" ;;
+  -C) echo "NodeName=gpu1 CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=64000"
+      echo "UpTime=0-00:10:00" ;;
+  *) exit 2 ;;
+esac
+"""
+
+
+def run_module(args: dict, *extra: str) -> dict:
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
+    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
+    module = "oci_gpu.cluster.slurm_node_info"
+    proc = subprocess.run(
+        [str(ANSIBLE), "localhost", "-c", "local", "-m", module, "-a", json.dumps(args), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    data = json.loads(proc.stdout[proc.stdout.index("{") :])
+    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Path:
+    # Only /dev/nvidiaN counts as a GPU (the record tests in test_slurm_nodes.py cover GPUs); these
+    # look-alikes must not.
+    (tmp_path / "dev").mkdir()
+    for name in ("nvidia1", "nvidia0", "nvidiactl"):
+        (tmp_path / "dev" / name).write_text("")
+    slurmd = tmp_path / "slurmd"
+    slurmd.write_text(SLURMD)
+    slurmd.chmod(0o755)
+    (tmp_path / "slurm.conf").write_text("ClusterName=lab\nNodeName=gpu1 CPUs=16\n")
+    return tmp_path
+
+
+def test_compute_host_probe_reads_version_conf_and_layout(node: Path) -> None:
+    result = run_module(
+        {
+            "name": "gpu1",
+            "roles": ["compute"],
+            "slurmd_path": str(node / "slurmd"),
+            "device_glob": str(node / "dev" / "nvidia*"),
+            "gpu_count": 0,
+            "conf_paths": [str(node / "absent.conf"), str(node / "slurm.conf")],
+            "memory_reserve_mb": 1000,
+        }
+    )
+    assert result.get("failed") is not True, result
+    assert result["changed"] is False
+    assert result["slurm_version"] == "24.11.5" and result["slurm_version_source"] == "slurmd -V"
+    assert result["live_conf"] == "ClusterName=lab\nNodeName=gpu1 CPUs=16\n"
+    assert result["live_conf_path"] == str(node / "slurm.conf")
+    assert result["record"] == {
+        "name": "gpu1",
+        "cpus": 16,
+        "sockets": 2,
+        "cores_per_socket": 4,
+        "threads_per_core": 2,
+        "real_memory": 63000,
+    }
+
+
+def test_gpu_mismatch_fails_naming_the_node(node: Path) -> None:
+    args = {"name": "gpu1", "slurmd_path": str(node / "slurmd"), "device_glob": str(node / "dev" / "nvidia*")}
+    result = run_module(dict(args, gpu_count=8))
+    assert result["failed"] is True
+    assert result["msg"].startswith("node gpu1: slurm_gpu_count promises 8 GPU(s) but the node shows 0 (none)")
+
+
+def test_compute_host_without_slurmd_fails_but_passes_in_check_mode(node: Path) -> None:
+    args = {"name": "gpu1", "slurmd_path": str(node / "no-slurmd"), "device_glob": str(node / "none*")}
+    result = run_module(args)
+    assert result["failed"] is True and "slurmd is not installed" in result["msg"]
+    checked = run_module(args, "--check")
+    assert checked.get("failed") is not True, checked
+    assert "record" not in checked
+
+
+@pytest.mark.skipif(shutil.which("slurmctld") is not None, reason="a real slurmctld on this host answers first")
+def test_login_host_version_comes_from_the_package_database(node: Path) -> None:
+    installed = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${Version}", "slurm-client"], capture_output=True, text=True, check=False
+    )
+    if installed.returncode != 0:
+        pytest.skip("slurm-client is not installed on this host (tests/setup/apt-packages.txt installs it)")
+    result = run_module(
+        {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "no-slurmd"), "conf_paths": [str(node / "x")]}
+    )
+    # Debian versions look like 22.05.8-4+deb12u3: the Slurm version is the part before the '-'.
+    assert result["slurm_version"] == installed.stdout.split("-")[0].split(":")[-1]
+    assert result["slurm_version_source"] == "dpkg-query"
+    assert result["live_conf"] == "" and result["live_conf_path"] == ""
+    assert "record" not in result
