@@ -17,7 +17,7 @@ LAB_IMAGE ?= trixie
 LAB_NODES ?= ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex
 LAB_ROLES ?= ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login
 
-.PHONY: help setup collections-link lint build sanity unit pytest test bench bench-inventory lab-prepare images lab-up lab-down lab-status demo demo-down
+.PHONY: help setup collections-link lint build sanity unit pytest test bench bench-inventory bench-lab lab-prepare images lab-up lab-down lab-status demo demo-down
 
 demo: setup images collections-link  ## the main job on the built-in lab: lab, OCI emulator, dynamic inventory, Slurm + storage, validation
 	python tests/demo/demo.py up
@@ -76,3 +76,6 @@ bench: setup collections-link  ## every benchmark; each prints one JSON line per
 
 bench-inventory: setup collections-link  ## the inventory benchmark alone (S, M, L, M-throttled, M-base)
 	python tests/bench/bench_inventory.py
+
+bench-lab: images collections-link  ## the demo's cluster: first converge and rerun beside a facts-only play (needs podman)
+	python tests/bench/lab_bench.py
