@@ -100,8 +100,10 @@ extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
   action:
+    description: Runs on the control node only; it reads the other hosts' probes from hostvars.
     support: full
   bypass_host_loop:
+    description: Runs once per host of the play; use C(run_once) so the cluster is planned once.
     support: none
   check_mode:
     support: full

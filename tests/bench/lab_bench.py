@@ -11,8 +11,9 @@ does, and times in one run, on the same hosts:
 - the idempotent rerun.
 
 Prints one JSON line per figure and a summary line with the ratios
-(``{"bench":"lab_summary","rerun_over_facts":…,"first_over_facts":…}``), then removes the lab.
-Tasks per host come from the recap (ok + skipped + failed).
+(``{"bench":"lab_summary","rerun_over_facts":…,"first_over_facts":…}``), then removes the lab
+(``BENCH_LAB_KEEP=1`` keeps it; ``DEMO_LAB=demo`` makes it ``make demo``'s own, removed by
+``make demo-down``). Tasks per host come from the recap (ok + skipped + failed).
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def main() -> int:
             flush=True,
         )
     finally:
-        demo.cmd_down(None)
+        if os.environ.get("BENCH_LAB_KEEP") != "1":
+            demo.cmd_down(None)
     return 0
 
 
