@@ -367,7 +367,6 @@ def plan_cluster(
     except SlurmConfigError as exc:
         raise SlurmPlanError([str(exc)]) from exc
 
-    assert version is not None
     plan = (
         change_plan(reference, files["slurm.conf"], version_text)
         if reference
