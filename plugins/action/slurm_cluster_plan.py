@@ -17,8 +17,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import
     plan_cluster,
     preflight_cluster,
 )
-
-_OMIT_PREFIX = "__omit_place_holder__"
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
 ARGUMENT_SPEC: dict[str, Any] = {
     "stage": {"type": "str", "choices": ["preflight", "plan"], "default": "plan"},
@@ -39,17 +38,6 @@ ARGUMENT_SPEC: dict[str, Any] = {
 }
 
 
-def _plain(value: Any, marker: Any) -> Any:
-    """Plain containers; ansible-core's omit (placeholder string or 2.19 sentinel) becomes ``marker``."""
-    if type(value).__name__ == "_OmitType" or (isinstance(value, str) and value.startswith(_OMIT_PREFIX)):
-        return marker
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v, marker) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, marker) for v in value]
-    return value
-
-
 class ActionModule(ActionBase):
     """Reads every standing host's probe once and returns the plan (register it with run_once)."""
 
@@ -61,24 +49,14 @@ class ActionModule(ActionBase):
         task_vars = task_vars or {}
         result = super().run(tmp, task_vars)
         marker = object()
-        validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(_plain(self._task.args, marker))
+        validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(plain(self._task.args, marker))
         if validation.error_messages:
             raise AnsibleActionFail("slurm_cluster_plan: " + "; ".join(validation.error_messages))
         args = validation.validated_parameters
-        accounting = args["accounting"]
-        if accounting is marker or not accounting:
-            accounting = None
-        cluster = {
-            "cluster_name": args["cluster_name"],
-            "partitions": args["partitions"],
-            "config": args["config"] if isinstance(args["config"], Mapping) else args["config"] or {},
-            "cgroup": args["cgroup"] if isinstance(args["cgroup"], Mapping) else args["cgroup"] or {},
-            "gres_autodetect": args["gres_autodetect"],
-            "accounting": accounting,
-            "nodes_removed": args["nodes_removed"],
-            "max_failed_compute": args["max_failed_compute"],
-            "conf_dir": args["conf_dir"],
-        }
+        keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed")
+        cluster = {k: args[k] for k in (*keys, "max_failed_compute", "conf_dir")}
+        # No slurmdbd: null, empty or omit.
+        cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None
         hosts = {
             "controllers": args["controllers"],
             "dbd": args["dbd_hosts"],

@@ -144,7 +144,6 @@ _value:
       type: str
 """
 
-from collections.abc import Mapping
 from typing import Any
 
 from ansible.errors import AnsibleFilterError
@@ -153,17 +152,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     SlurmConfigError,
     render_slurm_config,
 )
-
-
-def _plain(value: Any, omit_token: Any) -> Any:
-    """Copy Ansible's lazy containers into plain ones; drop ansible-core 2.19's Omit sentinel like omit."""
-    if type(value).__name__ == "_OmitType":
-        return omit_token
-    if isinstance(value, Mapping):
-        return {k: _plain(v, omit_token) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, omit_token) for v in value]
-    return value
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
 
 def slurm_config(spec: Any, omit_token: Any = None) -> dict[str, str]:
@@ -171,7 +160,7 @@ def slurm_config(spec: Any, omit_token: Any = None) -> dict[str, str]:
     token = omit_token if isinstance(omit_token, str) else None
     marker = token if token is not None else object()
     try:
-        return render_slurm_config(_plain(spec, marker), omit_token=marker)
+        return render_slurm_config(plain(spec, marker), omit_token=marker)
     except SlurmConfigError as exc:
         raise AnsibleFilterError(f"slurm_config: {exc}") from exc
 

@@ -15,9 +15,11 @@ Public API
     A message naming the node when the GPUs it shows differ from what its shape promises.
 ``records_from_conf(text) -> dict``
     ``{name: record}`` read back from a rendered ``slurm.conf`` (our own output format).
-``merge_nodes(compute_hosts, fresh, old_conf_text, remove=()) -> dict``
+``merge_records(compute_hosts, fresh, live, remove=(), keep_live=False) -> dict``
     The node list to render: never smaller than the live one because part of the inventory was
-    unreachable. See its docstring.
+    unreachable or outside the run. See its docstring.
+``merge_nodes(compute_hosts, fresh, old_conf_text, remove=()) -> dict``
+    The same against one live slurm.conf text.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import e
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._shapes import shape_info
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import parse_slurm_conf
 
-__all__ = ["gpu_check", "merge_nodes", "node_record", "parse_slurmd_c", "records_from_conf"]
+__all__ = ["gpu_check", "merge_nodes", "merge_records", "node_record", "parse_slurmd_c", "records_from_conf"]
 
 _PAIR_RE = re.compile(r"(\w+)=(\S+)")
 _NVIDIA_DEV_RE = re.compile(r"^/dev/nvidia(\d+)$")
@@ -152,49 +154,68 @@ def records_from_conf(text: str | None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def merge_records(
+    compute_hosts: Iterable[str],
+    fresh: Mapping[str, Mapping[str, Any]],
+    live: Mapping[str, Mapping[str, Any]],
+    remove: Iterable[str] = (),
+    keep_live: bool = False,
+) -> dict[str, Any]:
+    """Decide the node list to render from fresh records and the live node records.
+
+    * A compute host with a fresh record gets that record, unless ``keep_live`` (a run that does
+      not hold the whole cluster) and the live configuration already defines it: then its live
+      line stays as it is.
+    * A compute host without one (unreachable, failed, or outside ``--limit``) keeps its live
+      definition; if it has none yet it is left out (nothing shrinks: it never was there) and
+      reported in ``missing``.
+    * A live node that is no longer a compute host stays, unless it is listed in ``remove`` (the
+      deliberate path: drain it first). Removing a node that holds a job ends that job NODE_FAIL,
+      so nothing is removed by omission.
+
+    Returns ``{"nodes": [records sorted by name], "kept": [...], "missing": [...], "added": [...],
+    "removed": [...], "orphans": [...]}``; ``orphans`` are live nodes outside the compute group
+    that were kept, ``added`` fresh nodes the live configuration lacks.
+    """
+    gone = set(remove)
+    nodes: dict[str, dict[str, Any]] = {}
+    kept: list[str] = []
+    missing: list[str] = []
+    added: list[str] = []
+    for host in compute_hosts:
+        if host in gone:
+            continue
+        if host in live and (keep_live or not fresh.get(host)):
+            nodes[host] = dict(live[host])
+            if not fresh.get(host):
+                kept.append(host)
+        elif fresh.get(host):
+            nodes[host] = dict(fresh[host])
+            if host not in live:
+                added.append(host)
+        else:
+            missing.append(host)
+    orphans = sorted(n for n in live if n not in nodes and n not in gone)
+    for name in orphans:
+        nodes[name] = dict(live[name])
+    return {
+        "nodes": [nodes[n] for n in sorted(nodes)],
+        "kept": sorted(kept),
+        "missing": sorted(missing),
+        "added": sorted(added),
+        "removed": sorted(n for n in gone if n in live),
+        "orphans": orphans,
+    }
+
+
 def merge_nodes(
     compute_hosts: Iterable[str],
     fresh: Mapping[str, Mapping[str, Any]],
     old_conf_text: str | None,
     remove: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Decide the node list to render.
-
-    * A compute host with a fresh record gets that record.
-    * A compute host without one (unreachable, failed, or outside ``--limit``) keeps its
-      definition from the live slurm.conf; if it has none yet it is left out (nothing shrinks:
-      it never was there) and reported in ``missing``.
-    * A node in the live slurm.conf that is no longer a compute host stays, unless it is listed
-      in ``remove`` (the deliberate path: drain it first). Removing a node that holds a job ends
-      that job NODE_FAIL, so nothing is removed by omission.
-
-    Returns ``{"nodes": [records sorted by name], "kept": [...], "missing": [...],
-    "removed": [...], "orphans": [...]}``; ``orphans`` are live nodes outside the compute group
-    that were kept.
-    """
-    old = records_from_conf(old_conf_text)
-    gone = set(remove)
-    nodes: dict[str, dict[str, Any]] = {}
-    kept: list[str] = []
-    missing: list[str] = []
-    for host in compute_hosts:
-        if host in gone:
-            continue
-        if fresh.get(host):
-            nodes[host] = dict(fresh[host])
-        elif host in old:
-            nodes[host] = old[host]
-            kept.append(host)
-        else:
-            missing.append(host)
-    orphans = sorted(n for n in old if n not in nodes and n not in gone and n not in missing)
-    for name in orphans:
-        nodes[name] = old[name]
-    removed = sorted(n for n in gone if n in old)
-    return {
-        "nodes": [nodes[n] for n in sorted(nodes)],
-        "kept": sorted(kept),
-        "missing": sorted(missing),
-        "removed": removed,
-        "orphans": orphans,
-    }
+    """:func:`merge_records` against the nodes of one live slurm.conf text (empty on a first install);
+    the result without ``added``."""
+    out = merge_records(compute_hosts, fresh, records_from_conf(old_conf_text), remove)
+    del out["added"]
+    return out

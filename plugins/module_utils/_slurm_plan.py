@@ -33,10 +33,11 @@ from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, compress
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
+    DEFAULT_SLURM_CONF,
     SlurmConfigError,
     render_slurm_config_with_settings,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import records_from_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
@@ -127,9 +128,19 @@ def _version_of(probe: Mapping[str, Any]) -> tuple[int, int] | None:
         return None
 
 
+def _slurm_user(settings: Mapping[str, Any]) -> str:
+    """The user the Slurm daemons run as: slurm.conf's SlurmUser, root when it is omitted (as Slurm does)."""
+    return str(settings.get("SlurmUser") or "root")
+
+
+def _dbd_log_dir(settings: Mapping[str, Any]) -> str:
+    """slurmdbd logs beside slurmctld; the model's default place when SlurmctldLogFile is omitted."""
+    return os.path.dirname(str(settings.get("SlurmctldLogFile") or DEFAULT_SLURM_CONF["SlurmctldLogFile"]))
+
+
 def _directories(settings: Mapping[str, Any], conf_dir: str) -> list[dict[str, Any]]:
     """The directories the configuration implies, with the roles that need each."""
-    user = str(settings.get("SlurmUser", "slurm"))
+    user = _slurm_user(settings)
     dirs: dict[str, dict[str, Any]] = {}
 
     def add(path: Any, owner: str, mode: str, roles: Iterable[str]) -> None:
@@ -139,10 +150,9 @@ def _directories(settings: Mapping[str, Any], conf_dir: str) -> list[dict[str, A
         entry["roles"] = sorted(set(entry["roles"]) | set(roles))
 
     add(conf_dir, "root", "0755", ("controller", "dbd", "compute", "login"))
-    # slurmdbd logs beside slurmctld (slurmdbd.conf LogFile).
-    for key, roles in (("SlurmctldLogFile", ("controller", "dbd")), ("SlurmdLogFile", ("compute",))):
-        if settings.get(key):
-            add(os.path.dirname(str(settings[key])), user, "0750", roles)
+    add(_dbd_log_dir(settings), user, "0750", ("controller", "dbd"))
+    if settings.get("SlurmdLogFile"):
+        add(os.path.dirname(str(settings["SlurmdLogFile"])), user, "0750", ("compute",))
     add(settings.get("StateSaveLocation"), user, "0700", ("controller",))
     add(settings.get("SlurmdSpoolDir"), "root", "0755", ("compute",))
     return [dirs[p] for p in sorted(dirs)]
@@ -181,40 +191,52 @@ def _standing_problems(
     return problems
 
 
-def _membership(hosts: Mapping[str, Any]) -> tuple[list[str], list[str], list[str], list[str], set[str], set[str]]:
-    controllers = _names(hosts.get("controllers"))
-    dbd = _names(hosts.get("dbd"))
-    compute = _names(hosts.get("compute"))
-    login = _names(hosts.get("login"))
+def _membership(hosts: Mapping[str, Any]) -> dict[str, Any]:
+    """The host lists, and who of the cluster is in the run, standing, lost or outside it."""
+    out: dict[str, Any] = {k: _names(hosts.get(k)) for k in ("controllers", "dbd", "compute", "login")}
     in_run = set(_names(hosts.get("in_run")))
     standing = set(_names(hosts.get("standing"))) & in_run
-    return controllers, dbd, compute, login, in_run, standing
+    everyone = list(dict.fromkeys(out["controllers"] + out["dbd"] + out["compute"] + out["login"]))
+    out.update(
+        in_run=in_run,
+        standing=standing,
+        cluster_hosts=everyone,
+        outside=[h for h in everyone if h not in in_run],
+        lost=[h for h in everyone if h in in_run and h not in standing],
+    )
+    return out
+
+
+def _spec(cluster: Mapping[str, Any], controllers: list[str], nodes: list[dict[str, Any]], **extra: Any) -> dict:
+    """The configuration model's input from the cluster settings and a node list."""
+    spec = {
+        "cluster_name": cluster.get("cluster_name"),
+        "controllers": controllers,
+        "nodes": nodes,
+        "config": cluster.get("config") or {},
+        "cgroup": cluster.get("cgroup") or {},
+        **extra,
+    }
+    spec.setdefault("partitions", cluster.get("partitions") or [])
+    if cluster.get("accounting"):
+        spec["accounting"] = dict(cluster["accounting"])
+    return spec
 
 
 def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit_token: Any = None) -> dict[str, Any]:
     """Before anything changes: the hosts that must stand do, and the cluster description (node names
     only: the hardware is read later) passes the configuration model. Returns the lost hosts."""
-    controllers, dbd, compute, login, in_run, standing = _membership(hosts)
-    cluster_hosts = list(dict.fromkeys(controllers + dbd + compute + login))
-    lost = [h for h in cluster_hosts if h in in_run and h not in standing]
-    problems = _standing_problems(cluster, controllers, dbd, compute, in_run, lost)
-    spec = {
-        "cluster_name": cluster.get("cluster_name"),
-        "controllers": controllers,
-        "nodes": [{"name": h} for h in compute],
-        "partitions": cluster.get("partitions") or [],
-        "config": cluster.get("config") or {},
-        "cgroup": cluster.get("cgroup") or {},
-    }
-    if cluster.get("accounting"):
-        spec["accounting"] = dict(cluster["accounting"])
+    m = _membership(hosts)
+    problems = _standing_problems(cluster, m["controllers"], m["dbd"], m["compute"], m["in_run"], m["lost"])
     try:
-        render_slurm_config_with_settings(spec, omit_token=omit_token)
+        render_slurm_config_with_settings(
+            _spec(cluster, m["controllers"], [{"name": h} for h in m["compute"]]), omit_token=omit_token
+        )
     except SlurmConfigError as exc:
         problems.append(str(exc))
     if problems:
         raise SlurmPlanError(problems)
-    return {"nodes": {"lost": sorted(lost), "outside_run": sorted(h for h in cluster_hosts if h not in in_run)}}
+    return {"nodes": {"lost": sorted(m["lost"]), "outside_run": sorted(m["outside"])}}
 
 
 def plan_cluster(
@@ -239,10 +261,10 @@ def plan_cluster(
     ``record`` (compute hosts), ``nvml_plugin``.
     """
     problems: list[str] = []
-    controllers, dbd, compute, login, in_run, standing = _membership(hosts)
-    cluster_hosts = list(dict.fromkeys(controllers + dbd + compute + login))
-    outside = [h for h in cluster_hosts if h not in in_run]
-    lost = [h for h in cluster_hosts if h in in_run and h not in standing]
+    m = _membership(hosts)
+    controllers, dbd, compute = m["controllers"], m["dbd"], m["compute"]
+    in_run, standing, cluster_hosts = m["in_run"], m["standing"], m["cluster_hosts"]
+    outside, lost = m["outside"], m["lost"]
     partial = bool(outside)
 
     problems.extend(_standing_problems(cluster, controllers, dbd, compute, in_run, lost))
@@ -284,28 +306,11 @@ def plan_cluster(
         for h in compute
         if h in standing and (probes.get(h) or {}).get("record")
     }
-    nodes: dict[str, dict[str, Any]] = {}
-    kept: list[str] = []
-    missing: list[str] = []
-    added: list[str] = []
-    for host in compute:
-        if host in removed_on_purpose:
-            continue
-        if host in live and (partial or host not in fresh):
-            # Outside a whole-cluster run an existing line never changes; a lost host keeps its line.
-            nodes[host] = live[host]
-            if host not in fresh:
-                kept.append(host)
-        elif host in fresh:
-            nodes[host] = fresh[host]
-            if host not in live:
-                added.append(host)
-        else:
-            missing.append(host)
-    orphans = sorted(n for n in live if n not in nodes and n not in removed_on_purpose)
-    for name in orphans:
-        nodes[name] = live[name]
-    removed = sorted(n for n in removed_on_purpose if n in live)
+    # Outside a whole-cluster run an existing line never changes; a lost host keeps its line.
+    merged = merge_records(compute, fresh, live, removed_on_purpose, keep_live=partial)
+    nodes = {rec["name"]: rec for rec in merged["nodes"]}
+    kept, missing, added = merged["kept"], merged["missing"], merged["added"]
+    orphans, removed = merged["orphans"], merged["removed"]
 
     ctl_standing = [h for h in controllers if h in standing]
     if not live_sources:
@@ -351,17 +356,7 @@ def plan_cluster(
     if problems:
         raise SlurmPlanError(problems)
 
-    spec = {
-        "cluster_name": cluster.get("cluster_name"),
-        "controllers": controllers,
-        "nodes": [nodes[n] for n in sorted(nodes)],
-        "partitions": partitions,
-        "config": cluster.get("config") or {},
-        "cgroup": cluster.get("cgroup") or {},
-        "gres_autodetect": mode,
-    }
-    if cluster.get("accounting"):
-        spec["accounting"] = dict(cluster["accounting"])
+    spec = _spec(cluster, controllers, merged["nodes"], partitions=partitions, gres_autodetect=mode)
     try:
         files, settings = render_slurm_config_with_settings(spec, omit_token=omit_token)
     except SlurmConfigError as exc:
@@ -404,6 +399,8 @@ def plan_cluster(
     return {
         "files": files,
         "settings": settings,
+        "slurm_user": _slurm_user(settings),
+        "dbd_log_dir": _dbd_log_dir(settings),
         "directories": _directories(settings, str(cluster.get("conf_dir") or "/etc/slurm")),
         "version": version_text,
         "nodes": {

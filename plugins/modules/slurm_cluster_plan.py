@@ -138,6 +138,14 @@ settings:
   description: The merged top-level C(slurm.conf) keys (StateSaveLocation, SlurmdSpoolDir, SlurmUser, ports, ...).
   returned: stage=plan
   type: dict
+slurm_user:
+  description: The user the Slurm daemons run as (C(SlurmUser), C(root) when it is omitted).
+  returned: stage=plan
+  type: str
+dbd_log_dir:
+  description: Where slurmdbd logs (beside C(SlurmctldLogFile)).
+  returned: stage=plan
+  type: str
 directories:
   description: Directories the configuration implies, each with C(path), C(owner), C(mode) and C(roles).
   returned: stage=plan
