@@ -21,3 +21,14 @@ if not _link.exists():
         os.symlink(REPO, _link)
 if str(COLLECTIONS) not in sys.path:
     sys.path.insert(0, str(COLLECTIONS))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Each molecule scenario's wall time, at the end of the run (tests/integration/test_molecule.py)."""
+    times = config.__dict__.get("oci_gpu_scenario_times") or {}
+    if not times:
+        return
+    terminalreporter.section("molecule scenario times")
+    for scenario, seconds in sorted(times.items(), key=lambda kv: -kv[1]):
+        terminalreporter.write_line(f"{seconds:7.0f} s  {scenario}")
+    terminalreporter.write_line(f"{sum(times.values()):7.0f} s  all {len(times)} scenarios")

@@ -136,8 +136,9 @@ def ensure_emulator(lab: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
-    """A real `*.oci_gpu.yml` pointed at the emulator; only the two compose lines are lab-specific
-    (reach the nodes through podman instead of SSH)."""
+    """A real `*.oci_gpu.yml` pointed at the emulator, and the group_vars a site would write: SSH to
+    each node's private IP (the inventory's ansible_host) as opc with become, pipelining. The one
+    lab-specific line is which key and known_hosts SSH uses (the lab's own ssh_config)."""
     inv = demo_dir() / "inventory"
     (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
     region = next(iter(emu["endpoints"]))
@@ -148,10 +149,15 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         f"service_endpoint: {json.dumps(emu['endpoints'])}\n"
         f"regions: [{region}]\n"
         "compose:\n"
-        "  # The lab's nodes are podman containers: the one difference from a real tenancy.\n"
-        "  ansible_connection: \"'containers.podman.podman'\"\n"
-        f"  ansible_host: \"'{LAB}-' ~ oci_hostname_label\"\n"
         "  ansible_python_interpreter: \"'/usr/bin/python3'\"\n"
+    )
+    (inv / "group_vars" / "all" / "connection.yml").write_text(
+        "---\n# Written by `make demo`: how a site reaches OCI nodes (ansible_host is the private IP).\n"
+        "ansible_user: opc\n"
+        "ansible_become: true\n"
+        "ansible_pipelining: true\n"
+        "# The lab's own key and known_hosts: the one difference from a real tenancy.\n"
+        f"ansible_ssh_common_args: -F {lab_dir() / 'ssh_config'}\n"
     )
     for name in ("slurm.yml", "lab.yml"):
         link = inv / "group_vars" / "all" / name

@@ -1,6 +1,7 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The podman lab end to end: two nodes up, devices and IMDS per node, restart, down leaves nothing."""
+"""The podman lab end to end: two nodes up, SSH as opc with become, devices and IMDS per node, restart,
+down leaves nothing."""
 
 from __future__ import annotations
 
@@ -104,9 +105,63 @@ def test_up_is_fast_and_writes_an_inventory(lab: dict[str, Any]) -> None:
     assert data["slurm_compute"]["hosts"] == ["gpu1"]
     assert data["slurm_controller"]["hosts"] == ["ctl"]
     hostvars = data["_meta"]["hostvars"]
-    assert hostvars["gpu1"]["ansible_host"] == f"{NAME}-gpu1"
+    gpu1 = next(n for n in lab["status"]["nodes"] if n["name"] == "gpu1")
+    assert hostvars["gpu1"]["ansible_host"] == gpu1["ip"]
     assert hostvars["gpu1"]["oci_gpu_lab_gpu_count"] == 4
-    assert hostvars["ctl"]["ansible_connection"] == "containers.podman.podman"
+    assert hostvars["ctl"]["ansible_connection"] == "ssh"
+    assert (hostvars["ctl"]["ansible_user"], hostvars["ctl"]["ansible_become"]) == ("opc", True)
+
+
+def test_ansible_reaches_the_nodes_by_ssh_as_opc_with_become(lab: dict[str, Any]) -> None:
+    """The inventory's SSH settings work: opc logs in with the lab's key, sudo makes it root, and
+    each node's host key was checked against the lab's known_hosts (strict), not accepted blindly."""
+    state = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab")) / "labs" / NAME
+    res = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible"),
+            "-i",
+            str(state / "inventory.yml"),
+            "all",
+            "-m",
+            "ansible.builtin.command",
+            "-a",
+            "id -un",
+            "-o",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "ANSIBLE_NOCOLOR": "1"},
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert sorted(line.split(" |")[0] for line in res.stdout.splitlines() if "(stdout) root" in line) == ["ctl", "gpu1"]
+    # Every node has a host key of its own, and only the lab's known_hosts vouches for it.
+    keys = {line.split()[-1] for line in (state / "known_hosts").read_text().splitlines()}
+    assert len(keys) == 2
+    wrong = state / "known_hosts.wrong"
+    wrong.write_text(
+        "".join(f"{n['ip']} {n['host_key'].replace(n['host_key'][-8:], 'AAAAAAAA')}\n" for n in lab["status"]["nodes"])
+    )
+    gpu1 = next(n for n in lab["status"]["nodes"] if n["name"] == "gpu1")
+    bad = subprocess.run(
+        [
+            "ssh",
+            "-F",
+            str(state / "ssh_config"),
+            "-o",
+            f"UserKnownHostsFile={wrong}",
+            "-o",
+            "HostKeyAlias=" + gpu1["ip"],
+            gpu1["ip"],
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    wrong.unlink()
+    assert bad.returncode == 255, bad.stderr
 
 
 def test_gpu_node_has_its_shapes_devices_and_nvidia_smi(lab: dict[str, Any]) -> None:

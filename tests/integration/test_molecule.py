@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,16 @@ def lab_ready() -> None:
 @pytest.mark.slow
 @pytest.mark.molecule
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_molecule_scenario(scenario: str, lab_ready: None) -> None:
+def test_molecule_scenario(scenario: str, lab_ready: None, request: pytest.FixtureRequest) -> None:
+    started = time.monotonic()
+    times = request.config.__dict__.setdefault("oci_gpu_scenario_times", {})
+    try:
+        _run_scenario(scenario)
+    finally:
+        times[scenario] = time.monotonic() - started
+
+
+def _run_scenario(scenario: str) -> None:
     env = dict(os.environ)
     env["PATH"] = f"{MOLECULE.parent}:{env.get('PATH', '')}"
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", str(REPO / "build" / "collections"))

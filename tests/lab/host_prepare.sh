@@ -13,7 +13,7 @@ set -euo pipefail
 
 CHECK_ONLY=0
 [[ "${1:-}" == "--check" ]] && CHECK_ONLY=1
-PACKAGES=(podman netavark aardvark-dns crun conmon debootstrap iptables iproute2 debian-archive-keyring python3 tar)
+PACKAGES=(podman netavark aardvark-dns crun conmon debootstrap iptables iproute2 debian-archive-keyring python3 tar openssh-client)
 CONF_DIR=/etc/containers/containers.conf.d
 CONF=$CONF_DIR/50-oci-gpu-lab.conf
 NPROC_CAP=32768 # podman lowers its own RLIMIT_NPROC to this before starting conmon (measured)

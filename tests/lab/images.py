@@ -30,8 +30,8 @@ RECIPE_LABEL = "oci_gpu_lab.recipe"
 SUITES = ("bookworm", "trixie")
 BUILD_ROOT = Path(os.environ.get("OCI_GPU_LAB_BUILD_DIR", "/var/tmp/oci-gpu-lab-build"))
 
-# What every lab node has: systemd as PID 1, what Ansible needs (python3, python3-apt for the
-# apt module, sudo for become) and a few tools roles and people expect on a node.
+# What every lab node has: systemd as PID 1, what Ansible needs (sshd, python3, python3-apt for
+# the apt module, sudo for become) and a few tools roles and people expect on a node.
 BASE_PACKAGES = (
     "systemd",
     "systemd-sysv",
@@ -39,6 +39,7 @@ BASE_PACKAGES = (
     "python3",
     "python3-apt",
     "sudo",
+    "openssh-server",
     "iproute2",
     "iputils-ping",
     "procps",
@@ -101,6 +102,43 @@ if [ -n "$PREFETCH" ]; then
   apt-get install -y -q --download-only $have
 fi
 rm -f /var/cache/apt/*.bin
+# SSH as on an OCI image: key logins only, the admin user opc with passwordless sudo. Host keys are
+# made at each node's first boot (lab-ssh-hostkeys.service), so no two nodes share one.
+rm -f /etc/ssh/ssh_host_*
+mkdir -p /etc/ssh/sshd_config.d
+cat > /etc/ssh/sshd_config.d/50-oci-gpu-lab.conf <<'SSHD'
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UseDNS no
+MaxSessions 64
+MaxStartups 64:30:128
+SSHD
+# OpenSSH 9.8+ (trixie) penalises an address whose logins fail or time out by refusing it for a
+# while; every Ansible connection of the lab comes from one address (the host), so it stays off.
+if /usr/sbin/sshd -G -f /dev/null -o PerSourcePenalties=no >/dev/null 2>&1; then
+  echo 'PerSourcePenalties no' >> /etc/ssh/sshd_config.d/50-oci-gpu-lab.conf
+fi
+cat > /etc/systemd/system/lab-ssh-hostkeys.service <<'UNIT'
+[Unit]
+Description=oci-gpu-lab: this node's own SSH host keys (test only)
+Before=ssh.service
+ConditionPathExists=!/etc/ssh/ssh_host_ed25519_key
+
+[Service]
+Type=oneshot
+ExecStart=/usr/bin/ssh-keygen -A
+
+[Install]
+WantedBy=multi-user.target ssh.service
+UNIT
+wants=/etc/systemd/system/multi-user.target.wants
+mkdir -p $wants
+ln -sfn /etc/systemd/system/lab-ssh-hostkeys.service $wants/lab-ssh-hostkeys.service
+[ -e $wants/ssh.service ] || ln -sfn /lib/systemd/system/ssh.service $wants/ssh.service
+useradd --create-home --shell /bin/bash --uid 1500 opc
+printf 'opc ALL=(ALL) NOPASSWD: ALL\n' > /etc/sudoers.d/90-opc
+chmod 0440 /etc/sudoers.d/90-opc
 """
 
 

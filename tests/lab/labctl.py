@@ -49,6 +49,8 @@ SLURM_ROLES = ("controller", "dbd", "compute", "login")
 ROLES = (*SLURM_ROLES, "nfs")
 STORAGE_MOUNT = "/var/lib/oci-gpu-lab/storage"
 DEFAULT_EXPORTS = ("home", "apps")
+# The image's admin user (as on OCI's own images): key login, sudo without a password.
+SSH_ADMIN = "opc"
 NVIDIA_MAJOR = 195
 NVIDIACTL_MINOR = 255
 BOOT_TIMEOUT = 90.0
@@ -327,8 +329,11 @@ WAIT_NFS = (
 )
 
 
-def node_payload(lab: str, node: dict[str, Any], exports: list[str] | None = None) -> dict[str, Any]:
-    """What goes into a node: node facts, GPU list, the nvidia-smi stand-in and a tmpfiles.d rule."""
+def node_payload(
+    lab: str, node: dict[str, Any], exports: list[str] | None = None, pubkey: str | None = None
+) -> dict[str, Any]:
+    """What goes into a node: node facts, GPU list, the nvidia-smi stand-in, a tmpfiles.d rule and
+    the lab's SSH key for root and for opc (the image's admin user, sudo without a password)."""
     gpus = gpu_inventory(lab, node["name"], node["shape"])
     files: dict[str, tuple[str, str]] = {
         "/etc/oci-gpu-lab/node.json": (
@@ -360,10 +365,15 @@ def node_payload(lab: str, node: dict[str, Any], exports: list[str] | None = Non
     shim = (HERE / "mount_nfs.py").read_text().split("\n", 1)[1]
     files["/usr/sbin/mount.nfs"] = ("0755", "#!/usr/bin/python3\n" + shim)
     post: list[list[str]] = []
+    if pubkey:
+        for home in ("/root", f"/home/{SSH_ADMIN}"):
+            files[f"{home}/.ssh/authorized_keys"] = ("0600", pubkey.strip() + "\n")
+        post.append(["chown", "-R", f"{SSH_ADMIN}:{SSH_ADMIN}", f"/home/{SSH_ADMIN}/.ssh"])
+        post.append(["chmod", "0700", "/root/.ssh", f"/home/{SSH_ADMIN}/.ssh"])
     if "nfs" in node["roles"]:
         names = list(exports or DEFAULT_EXPORTS)
         files["/etc/ganesha/ganesha.conf"] = ("0644", ganesha_conf(names))
-        post = [
+        post += [
             ["mkdir", "-p", *[f"{STORAGE_MOUNT}/nfs/{n}" for n in names]],
             [
                 "env",
@@ -385,8 +395,113 @@ def node_payload(lab: str, node: dict[str, Any], exports: list[str] | None = Non
 
 
 def setup_node(lab: str, node: dict[str, Any], exports: list[str] | None = None) -> None:
-    payload = node_payload(lab, node, exports)
+    payload = node_payload(lab, node, exports, ssh_pubkey(lab))
     podman("exec", "-i", node["container"], "python3", "-c", NODE_SETUP, stdin=json.dumps(payload))
+    node["host_key"] = host_key(node["container"])
+
+
+# --------------------------------------------------------------------------- SSH
+
+
+def ssh_key(lab: str) -> Path:
+    """The lab's own SSH key pair (made once per lab, removed with it): ``<state>/labs/<lab>/id_ed25519``."""
+    key = lab_dir(lab) / "id_ed25519"
+    if not key.is_file():
+        key.parent.mkdir(parents=True, exist_ok=True)
+        for stale in (key, key.with_suffix(".pub")):
+            stale.unlink(missing_ok=True)
+        res = subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"oci-gpu-lab-{lab}", "-f", str(key)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if res.returncode != 0:
+            raise LabError(f"ssh-keygen failed: {res.stderr.strip()} (install openssh-client: make lab-prepare)")
+    return key
+
+
+def ssh_pubkey(lab: str) -> str:
+    return ssh_key(lab).with_suffix(".pub").read_text()
+
+
+def host_key(container: str, timeout: float = 30.0) -> str:
+    """The node's own ed25519 host key (made at its first boot), once sshd has it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        res = podman("exec", container, "cat", "/etc/ssh/ssh_host_ed25519_key.pub", check=False)
+        if res.returncode == 0 and res.stdout.startswith("ssh-ed25519 "):
+            return " ".join(res.stdout.split()[:2])
+        if time.monotonic() > deadline:
+            raise LabError(f"{container}: no SSH host key after {timeout:.0f} s (is lab-ssh-hostkeys.service there?)")
+        time.sleep(0.3)
+
+
+def ssh_files(lab: dict[str, Any]) -> tuple[str, str]:
+    """(known_hosts, ssh_config) for the lab: each node's own host key under its names and address,
+    and one ``Host`` entry per node, so ``ssh -F <ssh_config> <node>`` (and Ansible) reach it."""
+    key = lab_dir(lab["name"]) / "id_ed25519"
+    known = lab_dir(lab["name"]) / "known_hosts"
+    hosts, entries = [], []
+    for n in lab["nodes"]:
+        names = sorted({n["name"], n["container"], n["ip"]})
+        hosts.append(f"{','.join(names)} {n['host_key']}")
+        entries += [f"Host {' '.join(names)}", f"  HostName {n['ip']}", f"  HostKeyAlias {n['name']}", ""]
+    config = [
+        f"# Written by tests/lab/lab for lab {lab['name']!r}: ssh -F this-file <node> reaches a node as",
+        "# Ansible does (key, known hosts, keepalives; ControlPersist and pipelining come from Ansible).",
+        *entries,
+        "Host *",
+        "  User root",
+        f"  IdentityFile {key}",
+        "  IdentitiesOnly yes",
+        f"  UserKnownHostsFile {known}",
+        "  GlobalKnownHostsFile /dev/null",
+        "  StrictHostKeyChecking yes",
+        "  CheckHostIP no",
+        "  ConnectTimeout 10",
+        # A hung node (podman pause) ends its connection in ~15 s instead of hanging the run.
+        "  ServerAliveInterval 5",
+        "  ServerAliveCountMax 3",
+        "  LogLevel ERROR",
+    ]
+    return "\n".join(sorted(set(hosts))) + "\n", "\n".join(config) + "\n"
+
+
+def write_ssh_files(lab: dict[str, Any], copy_to: str | None = None) -> Path:
+    known, config = ssh_files(lab)
+    d = lab_dir(lab["name"])
+    (d / "known_hosts").write_text(known)
+    (d / "ssh_config").write_text(config)
+    if copy_to:
+        Path(copy_to).parent.mkdir(parents=True, exist_ok=True)
+        Path(copy_to).write_text(config)
+    return d / "ssh_config"
+
+
+def wait_ssh(lab: dict[str, Any], timeout: float = 30.0) -> None:
+    """Fail, in plain words, unless every node answers ``ssh root@node true`` and ``ssh opc@node sudo -n true``."""
+    config = lab_dir(lab["name"]) / "ssh_config"
+
+    def probe(n: dict[str, Any]) -> None:
+        deadline = time.monotonic() + timeout
+        for user, cmd in (("root", "true"), (SSH_ADMIN, "sudo -n true")):
+            while True:
+                res = subprocess.run(
+                    ["ssh", "-F", str(config), "-o", "BatchMode=yes", "-l", user, n["name"], cmd],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                )
+                if res.returncode == 0:
+                    break
+                if time.monotonic() > deadline:
+                    raise LabError(f"{n['name']}: ssh as {user} failed: {res.stderr.strip() or res.returncode}")
+                time.sleep(0.5)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(probe, lab["nodes"]))
 
 
 def wait_booted(container: str, timeout: float = BOOT_TIMEOUT) -> str:
@@ -530,13 +645,35 @@ def _y(value: Any) -> str:
     return json.dumps(value)
 
 
+CONNECTIONS = ("ssh", "podman")
+
+
+def connection_vars(lab: dict[str, Any]) -> list[str]:
+    """Inventory vars that say how Ansible reaches the nodes.
+
+    ``ssh`` (the default) is how production reaches OCI nodes: the image's admin user ``opc`` with
+    ``become``, the lab's key and known_hosts (through its ssh_config), pipelining, ControlPersist
+    (Ansible's default ssh_args). ``podman`` execs into the containers: no sshd needed, no pipelining.
+    """
+    if lab.get("connection", "ssh") == "podman":
+        return ["    ansible_connection: containers.podman.podman"]
+    return [
+        "    ansible_connection: ssh",
+        f"    ansible_user: {SSH_ADMIN}",
+        "    ansible_become: true",
+        "    ansible_pipelining: true",
+        f"    ansible_ssh_common_args: {_y('-F ' + str(lab_dir(lab['name']) / 'ssh_config'))}",
+    ]
+
+
 def inventory_text(lab: dict[str, Any]) -> str:
-    """A static YAML inventory: podman connection to each container, per-node lab vars, Slurm groups."""
+    """A static YAML inventory: how to reach each node (SSH or podman), per-node lab vars, Slurm groups."""
+    podman_conn = lab.get("connection", "ssh") == "podman"
     lines = [
         f"# Written by tests/lab/lab for lab {lab['name']!r}; regenerated by every 'lab up' / 'lab attach'.",
         "all:",
         "  vars:",
-        "    ansible_connection: containers.podman.podman",
+        *connection_vars(lab),
         "    ansible_python_interpreter: /usr/bin/python3",
         f"    oci_gpu_lab_name: {_y(lab['name'])}",
         "  hosts:",
@@ -544,7 +681,7 @@ def inventory_text(lab: dict[str, Any]) -> str:
     for n in lab["nodes"]:
         lines += [
             f"    {n['name']}:",
-            f"      ansible_host: {_y(n['container'])}",
+            f"      ansible_host: {_y(n['container'] if podman_conn else n.get('ip', ''))}",
             f"      oci_gpu_lab_shape: {_y(n['shape'])}",
             f"      oci_gpu_lab_gpu_count: {n['gpus']}",
             f"      oci_gpu_lab_slurm_roles: {_y(n['roles'])}",
@@ -616,6 +753,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             "bridges": [],
             "exports": exports,
             "volume": volume,
+            "connection": args.connection,
             "created": time.time(),
         }
         # Record intent first: a failure half-way leaves a state 'down' can clean up.
@@ -654,11 +792,14 @@ def cmd_up(args: argparse.Namespace) -> int:
                     image,
                     "/sbin/init",
                 )
+            ssh_key(name)  # once, before the nodes are set up in parallel
             with ThreadPoolExecutor(max_workers=8) as pool:
                 list(pool.map(lambda n: wait_booted(n["container"]), nodes))
                 list(pool.map(lambda n: setup_node(name, n, exports), nodes))
             register(lab, args.region)
             write_lab(lab)
+            write_ssh_files(lab)
+            wait_ssh(lab)
             pid = ensure_imds(lab["bridges"])
         except BaseException:
             print(f"lab: 'up' failed; the partial lab stays for inspection: 'lab down --name {name}' removes it")
@@ -697,11 +838,14 @@ def cmd_attach(args: argparse.Namespace) -> int:
                 raise LabError(f"no container named {n['container']!r} to attach")
             by_name[n["name"]] = n
         lab["nodes"] = [by_name[k] for k in sorted(by_name)]
-        for n in nodes:
-            wait_booted(n["container"])
-            setup_node(args.name, n, lab["exports"])
+        ssh_key(args.name)  # once, before the nodes are set up in parallel
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            list(pool.map(lambda n: wait_booted(n["container"]), nodes))
+            list(pool.map(lambda n: setup_node(args.name, n, lab["exports"]), nodes))
         register(lab, lab.get("region") or args.region)
         write_lab(lab)
+        write_ssh_files(lab, args.ssh_config)
+        wait_ssh(lab)
         pid = ensure_imds(lab["bridges"])
         write_inventory(lab, args.inventory)
     print_status(lab, pid)
@@ -821,6 +965,12 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--inventory", help="also write the inventory to this path")
     up.add_argument("--no-build", action="store_true", help="fail instead of building a missing image")
     up.add_argument("--nfs-exports", help="exports of nfs nodes, e.g. home,apps (the default): /home, /apps")
+    up.add_argument(
+        "--connection",
+        choices=CONNECTIONS,
+        default="ssh",
+        help="how the inventory reaches the nodes: ssh (default; as opc with become, pipelining) or podman (exec)",
+    )
     up.set_defaults(func=cmd_up)
     at = sub.add_parser("attach", help="make existing containers lab nodes (node name = container name)")
     at.add_argument("--name", required=True)
@@ -829,6 +979,7 @@ def main(argv: list[str] | None = None) -> int:
     at.add_argument("--region", default="us-ashburn-1")
     at.add_argument("--inventory")
     at.add_argument("--nfs-exports", help="exports of nfs nodes (default home,apps)")
+    at.add_argument("--ssh-config", help="also write the lab's ssh_config to this path (molecule's inventory uses it)")
     at.set_defaults(func=cmd_attach)
     down = sub.add_parser("down", help="remove a lab: its containers, network, state and (if last) the IMDS server")
     down.add_argument("--name", default="lab")

@@ -154,8 +154,17 @@ def test_inventory_text_groups_nodes_by_slurm_role() -> None:
         ],
     }
     inv = yaml.safe_load(labctl.inventory_text(lab))
-    assert inv["all"]["vars"]["ansible_connection"] == "containers.podman.podman"
-    assert inv["all"]["hosts"]["gpu1"]["ansible_host"] == "t-gpu1"
+    # SSH by default, as production: the node's address, opc with become, the lab's ssh_config.
+    assert inv["all"]["vars"]["ansible_connection"] == "ssh"
+    assert inv["all"]["vars"]["ansible_user"] == "opc"
+    assert inv["all"]["vars"]["ansible_become"] is True
+    assert inv["all"]["vars"]["ansible_pipelining"] is True
+    assert inv["all"]["vars"]["ansible_ssh_common_args"] == f"-F {labctl.lab_dir('t') / 'ssh_config'}"
+    assert inv["all"]["hosts"]["gpu1"]["ansible_host"] == "10.0.0.2"
+    podman_inv = yaml.safe_load(labctl.inventory_text({**lab, "connection": "podman"}))
+    assert podman_inv["all"]["vars"]["ansible_connection"] == "containers.podman.podman"
+    assert "ansible_user" not in podman_inv["all"]["vars"]
+    assert podman_inv["all"]["hosts"]["gpu1"]["ansible_host"] == "t-gpu1"
     assert inv["all"]["hosts"]["gpu1"]["oci_gpu_lab_gpu_count"] == 8
     assert set(inv["all"]["children"]["slurm_dbd"]["hosts"]) == {"ctl"}
     assert set(inv["all"]["children"]["slurm_compute"]["hosts"]) == {"gpu1"}
@@ -368,3 +377,31 @@ def test_build_is_a_noop_only_for_an_unchanged_recipe(
         assert not list(tmp_path.glob("trixie-*")), "the build directory must be removed after a failure"
     else:
         assert images.build("trixie", force=force, quiet=True)["built"] is False
+
+
+def test_ssh_files_pin_each_nodes_own_host_key_under_its_names() -> None:
+    lab = {
+        "name": "t",
+        "nodes": [
+            {"name": "ctl", "container": "t-ctl", "ip": "10.0.0.11", "host_key": "ssh-ed25519 AAAActl"},
+            {"name": "gpu1", "container": "t-gpu1", "ip": "10.0.0.12", "host_key": "ssh-ed25519 AAAAgpu"},
+        ],
+    }
+    known, config = labctl.ssh_files(lab)
+    assert known.splitlines() == [
+        "10.0.0.11,ctl,t-ctl ssh-ed25519 AAAActl",
+        "10.0.0.12,gpu1,t-gpu1 ssh-ed25519 AAAAgpu",
+    ]
+    assert "Host 10.0.0.12 gpu1 t-gpu1\n  HostName 10.0.0.12\n  HostKeyAlias gpu1\n" in config
+    assert "  StrictHostKeyChecking yes\n" in config
+    assert f"  UserKnownHostsFile {labctl.lab_dir('t') / 'known_hosts'}\n" in config
+    assert f"  IdentityFile {labctl.lab_dir('t') / 'id_ed25519'}\n" in config
+
+
+def test_payload_gives_root_and_opc_the_labs_key() -> None:
+    node = labctl.parse_nodes("c1:VM.Standard.E5.Flex")[0]
+    payload = labctl.node_payload("lab", node, pubkey="ssh-ed25519 AAAAkey oci-gpu-lab-lab\n")
+    for home in ("/root", "/home/opc"):
+        assert payload["files"][f"{home}/.ssh/authorized_keys"] == ("0600", "ssh-ed25519 AAAAkey oci-gpu-lab-lab\n")
+    assert ["chown", "-R", "opc:opc", "/home/opc/.ssh"] in payload["post_commands"]
+    assert not any(p.endswith("authorized_keys") for p in labctl.node_payload("lab", node)["files"])

@@ -1,0 +1,98 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""slurm_files: a node's Slurm directories and files in one call, run by ansible-core."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[4]
+ANSIBLE = Path(sys.executable).with_name("ansible")
+
+
+def run_module(args: dict, *extra: str) -> dict:
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
+    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
+    proc = subprocess.run(
+        [str(ANSIBLE), "localhost", "-c", "local", "-m", "oci_gpu.cluster.slurm_files", "-a", json.dumps(args), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    data = json.loads(proc.stdout[proc.stdout.index("{") :])
+    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+
+
+def file_set(root: Path) -> dict:
+    return {
+        "node_roles": ["compute"],
+        "directories": [
+            {"path": str(root / "etc"), "mode": "0755"},
+            {"path": str(root / "spool"), "mode": "0700", "roles": ["compute"]},
+            {"path": str(root / "state"), "mode": "0700", "roles": ["controller"]},
+        ],
+        "files": [
+            {"name": "gres.conf", "path": str(root / "etc" / "gres.conf"), "content": "AutoDetect=off\n"},
+            {"name": "slurm.conf", "path": str(root / "etc" / "slurm.conf"), "content": "ClusterName=lab\n"},
+            {"name": "ctld", "path": str(root / "ctld.conf"), "content": "x\n", "roles": ["controller"]},
+        ],
+    }
+
+
+def test_check_mode_writes_nothing_then_a_run_writes_what_it_reported(tmp_path: Path) -> None:
+    args = file_set(tmp_path)
+    check = run_module(args, "--check", "--diff")
+    assert check["changed"] is True
+    assert check["changed_names"] == ["gres.conf", "slurm.conf"]
+    assert not (tmp_path / "etc").exists()
+    assert [d["after"] for d in check["diff"] if d["after_header"].endswith("slurm.conf")] == ["ClusterName=lab\n"]
+
+    first = run_module(args)
+    assert first["changed_names"] == ["gres.conf", "slurm.conf"]
+    assert (tmp_path / "etc" / "slurm.conf").read_text() == "ClusterName=lab\n"
+    assert oct((tmp_path / "spool").stat().st_mode & 0o777) == "0o700"
+    # Items for roles this node does not have are left alone.
+    assert not (tmp_path / "state").exists()
+    assert not (tmp_path / "ctld.conf").exists()
+
+    again = run_module(args, "--diff")
+    assert (again["changed"], again["changed_names"], again["changed_paths"]) == (False, [], [])
+
+
+def test_only_the_changed_file_is_named_and_its_diff_shown(tmp_path: Path) -> None:
+    args = file_set(tmp_path)
+    run_module(args)
+    args["files"][0]["content"] = "AutoDetect=nvml\n"
+    (tmp_path / "etc" / "slurm.conf").chmod(0o600)
+    result = run_module(args, "--diff")
+    assert result["changed_names"] == ["gres.conf", "slurm.conf"]
+    gres = next(d for d in result["diff"] if d["after_header"].endswith("gres.conf"))
+    assert (gres["before"], gres["after"]) == ("AutoDetect=off\n", "AutoDetect=nvml\n")
+    # slurm.conf changed by mode only: named, no content diff.
+    assert not any(d["after_header"].endswith("slurm.conf") for d in result["diff"])
+    assert oct((tmp_path / "etc" / "slurm.conf").stat().st_mode & 0o777) == "0o644"
+
+
+def test_a_candidate_that_fails_validation_never_replaces_the_live_file(tmp_path: Path) -> None:
+    args = file_set(tmp_path)
+    run_module(args)
+    args["files"][1]["content"] = "ClusterName=broken\n"
+    args["files"][1]["validate"] = "grep -q ClusterName=lab %s"
+    result = run_module(args)
+    assert result.get("failed") is True
+    assert "failed validation" in result["msg"] and "slurm.conf" in result["msg"]
+    assert (tmp_path / "etc" / "slurm.conf").read_text() == "ClusterName=lab\n"
+    assert [p.name for p in (tmp_path / "etc").iterdir() if p.name.startswith(".")] == []
+
+
+def test_an_unknown_owner_fails_a_real_run_but_is_a_change_in_check_mode(tmp_path: Path) -> None:
+    args = {"directories": [{"path": str(tmp_path / "log"), "owner": "no-such-user-here"}]}
+    check = run_module(args, "--check")
+    assert (check.get("failed"), check["changed"]) == (None, True)
+    real = run_module(args)
+    assert real.get("failed") is True and "no-such-user-here" in real["msg"]
