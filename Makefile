@@ -77,5 +77,8 @@ bench: setup collections-link  ## every benchmark; each prints one JSON line per
 bench-inventory: setup collections-link  ## the inventory benchmark alone (S, M, L, M-throttled, M-base)
 	python tests/bench/bench_inventory.py
 
-bench-lab: images collections-link  ## the demo's cluster: first converge and rerun beside a facts-only play (needs podman)
-	python tests/bench/lab_bench.py
+# The collection bench-lab measures side by side with this checkout: the last main before the lab
+# moved to SSH and the configure step to one call per node (bump it at each release).
+BENCH_LAB_BASE ?= 56bf691
+bench-lab: images collections-link  ## the demo's cluster: first converge and rerun beside a facts-only play, now and at BENCH_LAB_BASE (needs podman)
+	BENCH_LAB_BASE=$(BENCH_LAB_BASE) python tests/bench/lab_bench.py

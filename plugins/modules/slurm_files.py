@@ -69,9 +69,14 @@ options:
         type: path
         required: true
       content:
-        description: The whole content of the file.
+        description: The whole content of the file; required unless O(files[].state=absent).
         type: str
-        required: true
+      state:
+        description:
+          - V(absent) removes the file (e.g. a secret a node must not keep); its content is never read or shown.
+        type: str
+        choices: [present, absent]
+        default: present
       owner:
         description: Owner name or uid.
         type: str
@@ -183,6 +188,15 @@ def file_args(module: AnsibleModule, item: dict, path: str) -> dict:
     }
 
 
+def state_diff(path: str, before: str, after: str) -> dict:
+    return {
+        "before_header": path,
+        "after_header": path,
+        "before": {"path": path, "state": before},
+        "after": {"path": path, "state": after},
+    }
+
+
 def read_text(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
@@ -208,7 +222,8 @@ def main() -> None:
                 "options": {
                     **ITEM_COMMON,
                     "name": {"type": "str"},
-                    "content": {"type": "str", "required": True},
+                    "content": {"type": "str"},
+                    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
                     "mode": {"type": "str", "default": "0644"},
                     "validate": {"type": "str"},
                 },
@@ -228,14 +243,7 @@ def main() -> None:
         if os.path.exists(path) and not existed:
             module.fail_json(msg=f"slurm_files: {path} exists and is not a directory")
         if not existed:
-            diffs.append(
-                {
-                    "before_header": path,
-                    "after_header": path,
-                    "before": {"path": path, "state": "absent"},
-                    "after": {"path": path, "state": "directory"},
-                }
-            )
+            diffs.append(state_diff(path, "absent", "directory"))
             if module.check_mode:
                 created_in_check.add(path)
                 changed_paths.append(path)
@@ -258,6 +266,17 @@ def main() -> None:
     for item in wanted(module.params["files"], roles):
         path = item["path"]
         name = item["name"] or path
+        if item["state"] == "absent":
+            if os.path.lexists(path):
+                if module._diff:
+                    diffs.append(state_diff(path, "file", "absent"))
+                if not module.check_mode:
+                    os.unlink(path)
+                changed_paths.append(path)
+                changed_names.append(name)
+            continue
+        if item["content"] is None:
+            module.fail_json(msg=f"slurm_files: {path}: give content (or state: absent)")
         directory = os.path.dirname(path)
         current = None if directory in created_in_check else read_text(path)
         content = item["content"]

@@ -14,12 +14,20 @@ Prints one JSON line per figure and a summary line with the ratios
 (``{"bench":"lab_summary","rerun_over_facts":…,"first_over_facts":…}``), then removes the lab
 (``BENCH_LAB_KEEP=1`` keeps it; ``DEMO_LAB=demo`` makes it ``make demo``'s own, removed by
 ``make demo-down``). Tasks per host come from the recap (ok + skipped + failed).
+
+With ``BENCH_LAB_BASE=<git rev>`` (the Makefile sets the previous release) it then does the same
+on a fresh lab with that revision of the collection (a git worktree), and prints
+``{"bench":"lab_vs_base",...}``: both measured in one run, on the same machine and connection.
+Targets (issue "fast converge"): rerun_over_facts <= 6, first_seconds <= 180.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,10 +60,11 @@ def _changed(recap: list[str]) -> int:
     return sum(int(demo.RECAP_RE.match(r).group(3)) for r in recap if demo.RECAP_RE.match(r))
 
 
-def _line(name: str, seconds: float, recap: list[str]) -> dict:
+def _line(label: str, name: str, seconds: float, recap: list[str]) -> dict:
     per_host = _tasks_per_host(recap)
     line = {
         "bench": "lab",
+        "collection": label,
         "run": name,
         "seconds": round(seconds, 1),
         "changed": _changed(recap),
@@ -66,8 +75,8 @@ def _line(name: str, seconds: float, recap: list[str]) -> dict:
     return line
 
 
-def main() -> int:
-    started = time.monotonic()
+def measure(label: str) -> dict:
+    """One fresh lab: facts-only play, first converge, idempotent rerun; the lab is removed after."""
     demo.cmd_down(None)
     try:
         lab = demo.ensure_lab()
@@ -77,29 +86,69 @@ def main() -> int:
             facts_play = Path(tmp) / "facts.yml"
             facts_play.write_text(FACTS_PLAY)
             demo.playbook(inventory, str(facts_play), "facts-warmup.log")  # first contact: python caches
-            facts = _line("facts_only", *demo.playbook(inventory, str(facts_play), "facts.log"))
-        first = _line("first_converge", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-first.log"))
-        rerun = _line("idempotent_rerun", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-rerun.log"))
+            facts = _line(label, "facts_only", *demo.playbook(inventory, str(facts_play), "facts.log"))
+        first = _line(label, "first_converge", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-first.log"))
+        rerun = _line(label, "idempotent_rerun", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-rerun.log"))
+    finally:
+        if os.environ.get("BENCH_LAB_KEEP") != "1":
+            demo.cmd_down(None)
+    return {
+        "collection": label,
+        "hosts": len(facts["tasks_per_host"]),
+        "facts_seconds": facts["seconds"],
+        "first_seconds": first["seconds"],
+        "rerun_seconds": rerun["seconds"],
+        "rerun_changed": rerun["changed"],
+        "rerun_over_facts": round(rerun["seconds"] / facts["seconds"], 1),
+        "first_over_facts": round(first["seconds"] / facts["seconds"], 1),
+        "rerun_max_tasks_per_host": rerun["max_tasks_per_host"],
+    }
+
+
+@contextlib.contextmanager
+def base_collection(rev: str):
+    """A git worktree of ``rev`` laid out as ansible_collections/oci_gpu/cluster; removed after."""
+    tmp = Path(tempfile.mkdtemp(prefix="lab-bench-base-"))
+    tree = tmp / "ansible_collections" / "oci_gpu" / "cluster"
+    tree.parent.mkdir(parents=True)
+    git = ["git", "-C", str(REPO), "worktree"]
+    subprocess.run([*git, "add", "--detach", str(tree), rev], check=True, capture_output=True)
+    try:
+        yield tmp
+    finally:
+        subprocess.run([*git, "remove", "--force", str(tree)], check=False)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main() -> int:
+    started = time.monotonic()
+    base = os.environ.get("BENCH_LAB_BASE", "")
+    results = [measure("current")]
+    if base:
+        # The same lab (SSH, same nodes) run by the earlier collection: the ratio comes from one run.
+        with base_collection(base) as path:
+            os.environ["DEMO_COLLECTIONS_PATH"] = str(path)
+            try:
+                results.append(measure(f"base {base}"))
+            finally:
+                del os.environ["DEMO_COLLECTIONS_PATH"]
+    for summary in results:
+        summary["wall_seconds"] = round(time.monotonic() - started, 1)
+        print(json.dumps({"bench": "lab_summary", **summary}), flush=True)
+    if len(results) == 2:
+        cur, old = results
         print(
             json.dumps(
                 {
-                    "bench": "lab_summary",
-                    "hosts": len(facts["tasks_per_host"]),
-                    "facts_seconds": facts["seconds"],
-                    "first_seconds": first["seconds"],
-                    "rerun_seconds": rerun["seconds"],
-                    "rerun_changed": rerun["changed"],
-                    "rerun_over_facts": round(rerun["seconds"] / facts["seconds"], 1),
-                    "first_over_facts": round(first["seconds"] / facts["seconds"], 1),
-                    "rerun_max_tasks_per_host": rerun["max_tasks_per_host"],
-                    "wall_seconds": round(time.monotonic() - started, 1),
+                    "bench": "lab_vs_base",
+                    "base": base,
+                    "rerun_speedup": round(old["rerun_seconds"] / cur["rerun_seconds"], 2),
+                    "first_speedup": round(old["first_seconds"] / cur["first_seconds"], 2),
+                    "rerun_tasks_per_host": [cur["rerun_max_tasks_per_host"], old["rerun_max_tasks_per_host"]],
                 }
             ),
             flush=True,
         )
-    finally:
-        if os.environ.get("BENCH_LAB_KEEP") != "1":
-            demo.cmd_down(None)
     return 0
 
 

@@ -59,7 +59,8 @@ def say(msg: str) -> None:
 def env() -> dict[str, str]:
     e = dict(os.environ)
     e.update(
-        ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"),
+        # bench-lab points this at an older checkout of the collection (DEMO_COLLECTIONS_PATH).
+        ANSIBLE_COLLECTIONS_PATH=os.environ.get("DEMO_COLLECTIONS_PATH") or str(REPO / "build" / "collections"),
         ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="true",
         ANSIBLE_INJECT_FACT_VARS="false",
         ANSIBLE_FORCE_COLOR="0",

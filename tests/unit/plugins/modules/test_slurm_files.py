@@ -96,3 +96,15 @@ def test_an_unknown_owner_fails_a_real_run_but_is_a_change_in_check_mode(tmp_pat
     assert (check.get("failed"), check["changed"]) == (None, True)
     real = run_module(args)
     assert real.get("failed") is True and "no-such-user-here" in real["msg"]
+
+
+def test_state_absent_removes_a_file_without_reading_it(tmp_path: Path) -> None:
+    secret = tmp_path / "slurmdbd.conf"
+    secret.write_text("StoragePass=hunter2\n")
+    args = {"files": [{"name": "slurmdbd.conf", "path": str(secret), "state": "absent"}]}
+    check = run_module(args, "--check", "--diff")
+    assert check["changed_names"] == ["slurmdbd.conf"] and secret.exists()
+    assert "hunter2" not in json.dumps(check)
+    removed = run_module(args)
+    assert removed["changed_names"] == ["slurmdbd.conf"] and not secret.exists()
+    assert run_module(args)["changed"] is False
