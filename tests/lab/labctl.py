@@ -51,6 +51,8 @@ STORAGE_MOUNT = "/var/lib/oci-gpu-lab/storage"
 DEFAULT_EXPORTS = ("home", "apps")
 # The image's admin user (as on OCI's own images): key login, sudo without a password.
 SSH_ADMIN = "opc"
+AUTHORIZED_KEYS_DIR = "/etc/ssh/authorized_keys"
+SSHD_KEYS_CONF = "/etc/ssh/sshd_config.d/60-oci-gpu-lab-keys.conf"
 NVIDIA_MAJOR = 195
 NVIDIACTL_MINOR = 255
 BOOT_TIMEOUT = 90.0
@@ -366,10 +368,12 @@ def node_payload(
     files["/usr/sbin/mount.nfs"] = ("0755", "#!/usr/bin/python3\n" + shim)
     post: list[list[str]] = []
     if pubkey:
-        for home in ("/root", f"/home/{SSH_ADMIN}"):
-            files[f"{home}/.ssh/authorized_keys"] = ("0600", pubkey.strip() + "\n")
-        post.append(["chown", "-R", f"{SSH_ADMIN}:{SSH_ADMIN}", f"/home/{SSH_ADMIN}/.ssh"])
-        post.append(["chmod", "0700", "/root/.ssh", f"/home/{SSH_ADMIN}/.ssh"])
+        # Keys outside the home directories, as many sites keep them: a File Storage export mounted
+        # on /home (the demo does) must not lock the admin user out.
+        for user in ("root", SSH_ADMIN):
+            files[f"{AUTHORIZED_KEYS_DIR}/{user}"] = ("0644", pubkey.strip() + "\n")
+        files[SSHD_KEYS_CONF] = ("0644", f"AuthorizedKeysFile {AUTHORIZED_KEYS_DIR}/%u .ssh/authorized_keys\n")
+        post.append(["systemctl", "reload-or-restart", "ssh"])
     if "nfs" in node["roles"]:
         names = list(exports or DEFAULT_EXPORTS)
         files["/etc/ganesha/ganesha.conf"] = ("0644", ganesha_conf(names))

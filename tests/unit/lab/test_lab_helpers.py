@@ -401,7 +401,10 @@ def test_ssh_files_pin_each_nodes_own_host_key_under_its_names() -> None:
 def test_payload_gives_root_and_opc_the_labs_key() -> None:
     node = labctl.parse_nodes("c1:VM.Standard.E5.Flex")[0]
     payload = labctl.node_payload("lab", node, pubkey="ssh-ed25519 AAAAkey oci-gpu-lab-lab\n")
-    for home in ("/root", "/home/opc"):
-        assert payload["files"][f"{home}/.ssh/authorized_keys"] == ("0600", "ssh-ed25519 AAAAkey oci-gpu-lab-lab\n")
-    assert ["chown", "-R", "opc:opc", "/home/opc/.ssh"] in payload["post_commands"]
-    assert not any(p.endswith("authorized_keys") for p in labctl.node_payload("lab", node)["files"])
+    # Outside /home: a File Storage export mounted there must not hide opc's key.
+    for user in ("root", "opc"):
+        assert payload["files"][f"/etc/ssh/authorized_keys/{user}"] == ("0644", "ssh-ed25519 AAAAkey oci-gpu-lab-lab\n")
+    conf = payload["files"]["/etc/ssh/sshd_config.d/60-oci-gpu-lab-keys.conf"][1]
+    assert conf == "AuthorizedKeysFile /etc/ssh/authorized_keys/%u .ssh/authorized_keys\n"
+    assert ["systemctl", "reload-or-restart", "ssh"] in payload["post_commands"]
+    assert not any("authorized_keys" in p for p in labctl.node_payload("lab", node)["files"])
