@@ -5,27 +5,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[4]
-ANSIBLE = Path(sys.executable).with_name("ansible")
+import adhoc
 
 
 def run_module(args: dict, *extra: str) -> dict:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
-    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
-    proc = subprocess.run(
-        [str(ANSIBLE), "localhost", "-c", "local", "-m", "oci_gpu.cluster.slurm_files", "-a", json.dumps(args), *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    data = json.loads(proc.stdout[proc.stdout.index("{") :])
-    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return adhoc.run_module("slurm_files", args, *extra)
 
 
 def file_set(root: Path) -> dict:

@@ -4,17 +4,12 @@
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import adhoc
 import pytest
-
-REPO = Path(__file__).resolve().parents[4]
-ANSIBLE = Path(sys.executable).with_name("ansible")
 
 # A slurmd stand-in for the two calls the module makes: -V (version) and -C (layout).
 SLURMD = """#!/bin/sh
@@ -28,18 +23,7 @@ esac
 
 
 def run_module(args: dict, *extra: str) -> dict:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
-    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
-    module = "oci_gpu.cluster.slurm_node_info"
-    proc = subprocess.run(
-        [str(ANSIBLE), "localhost", "-c", "local", "-m", module, "-a", json.dumps(args), *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    data = json.loads(proc.stdout[proc.stdout.index("{") :])
-    return data["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    return adhoc.run_module("slurm_node_info", args, *extra)
 
 
 @pytest.fixture
