@@ -136,7 +136,9 @@ wants=/etc/systemd/system/multi-user.target.wants
 mkdir -p $wants
 ln -sfn /etc/systemd/system/lab-ssh-hostkeys.service $wants/lab-ssh-hostkeys.service
 [ -e $wants/ssh.service ] || ln -sfn /lib/systemd/system/ssh.service $wants/ssh.service
-useradd --create-home --shell /bin/bash --uid 1500 opc
+# opc's home is local, outside /home: a File Storage export mounted on /home (the demo's shared
+# home) would hide it, and Ansible keeps its remote temporary files there.
+useradd --create-home --home-dir /var/lib/opc --shell /bin/bash --uid 1500 opc
 printf 'opc ALL=(ALL) NOPASSWD: ALL\n' > /etc/sudoers.d/90-opc
 chmod 0440 /etc/sudoers.d/90-opc
 """
