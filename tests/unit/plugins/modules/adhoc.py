@@ -14,12 +14,17 @@ REPO = Path(__file__).resolve().parents[4]
 ANSIBLE = Path(sys.executable).with_name("ansible")
 
 
+def args_option(args: dict) -> list[str]:
+    """``-a <json>``; none for a module without arguments ("-a {}" is not read as JSON)."""
+    return ["-a", json.dumps(args)] if args else []
+
+
 def run_module(module: str, args: dict, *extra: str) -> dict:
     """The module's result for localhost (``ansible localhost -m oci_gpu.cluster.<module>``)."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
     env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
     proc = subprocess.run(
-        [str(ANSIBLE), "localhost", "-c", "local", "-m", f"oci_gpu.cluster.{module}", "-a", json.dumps(args), *extra],
+        [str(ANSIBLE), "localhost", "-c", "local", "-m", f"oci_gpu.cluster.{module}", *args_option(args), *extra],
         capture_output=True,
         text=True,
         env=env,
