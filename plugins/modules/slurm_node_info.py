@@ -30,6 +30,13 @@ options:
     description: The Slurm node name.
     type: str
     required: true
+  units:
+    description:
+      - Systemd services (without C(.service)) whose state to report in RV(units), read with one
+        C(systemctl show); the role skips starting a service that is already active and enabled.
+    type: list
+    elements: str
+    default: []
   roles:
     description: What the host runs; a node record is made only for V(compute).
     type: list
@@ -116,6 +123,13 @@ record:
   sample: {"name": "gpu1", "cpus": 224, "sockets": 2, "cores_per_socket": 56, "threads_per_core": 2,
            "real_memory": 2063000, "gpu_type": "h100", "gpu_count": 8,
            "gpu_files": ["/dev/nvidia0", "/dev/nvidia1"], "features": ["bm_gpu_h100_8"]}
+units:
+  description:
+    - Per unit asked in O(units), its C(loaded) (LoadState), C(active) (ActiveState) and
+      C(enabled) (UnitFileState).
+  returned: always
+  type: dict
+  sample: {"slurmd": {"loaded": "loaded", "active": "active", "enabled": "enabled"}}
 gpu_devices:
   description: GPU device files found, in numeric order.
   returned: always
@@ -204,6 +218,35 @@ def _live_conf(paths: list[str]) -> tuple[str, str]:
     return "", ""
 
 
+def unit_states_from_show(output: str, units: list[str]) -> dict[str, dict[str, str]]:
+    """``systemctl show -p Id -p LoadState -p ActiveState -p UnitFileState u1 u2 ...`` -> per unit.
+
+    systemctl prints one block per unit, in the order asked, separated by a blank line.
+    """
+    blocks = [b for b in output.strip().split("\n\n") if b.strip()] if output.strip() else []
+    out = {}
+    for index, block in enumerate(blocks[: len(units)]):  # as many as systemctl answered
+        fields = dict(line.partition("=")[::2] for line in block.splitlines() if "=" in line)
+        unit_id = fields.get("Id", "")
+        unit = unit_id[: -len(".service")] if unit_id.endswith(".service") and unit_id[:-8] in units else units[index]
+        out[unit] = {
+            "loaded": fields.get("LoadState", ""),
+            "active": fields.get("ActiveState", ""),
+            "enabled": fields.get("UnitFileState", ""),
+        }
+    return out
+
+
+def _unit_states(module: AnsibleModule, units: list[str]) -> dict[str, dict[str, str]]:
+    """The state of each unit (one systemctl call); empty without systemd or units."""
+    systemctl = module.get_bin_path("systemctl")
+    if not units or not systemctl:
+        return {}
+    props = ["-p", "Id", "-p", "LoadState", "-p", "ActiveState", "-p", "UnitFileState"]
+    rc, out, _err = module.run_command([systemctl, "show", *props, "--", *[f"{u}.service" for u in units]])
+    return unit_states_from_show(out, units) if rc == 0 else {}
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -220,6 +263,7 @@ def main() -> None:
             "features": {"type": "list", "elements": "str", "default": []},
             "weight": {"type": "int", "default": 0},
             "memory_reserve_mb": {"type": "int", "default": 0},
+            "units": {"type": "list", "elements": "str", "default": []},
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {
@@ -246,6 +290,7 @@ def main() -> None:
     live_conf, live_path = _live_conf(p["conf_paths"])
     result = {
         "changed": False,
+        "units": _unit_states(module, p["units"]),
         "gpu_devices": devices,
         "nvml_plugin": nvml,
         "slurm_version": version,

@@ -98,3 +98,18 @@ def test_login_host_version_comes_from_the_package_database(node: Path) -> None:
     assert result["slurm_version_source"] == "dpkg-query"
     assert result["live_conf"] == "" and result["live_conf_path"] == ""
     assert "record" not in result
+
+
+def test_unit_states_are_read_per_unit_from_one_systemctl_show() -> None:
+    from ansible_collections.oci_gpu.cluster.plugins.modules.slurm_node_info import unit_states_from_show
+
+    out = (
+        "Id=slurmd.service\nLoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\n"
+        "Id=slurmctld.service\nLoadState=not-found\nActiveState=inactive\nUnitFileState=\n"
+    )
+    states = unit_states_from_show(out, ["slurmd", "slurmctld", "mariadb"])
+    assert states == {
+        "slurmd": {"loaded": "loaded", "active": "active", "enabled": "enabled"},
+        "slurmctld": {"loaded": "not-found", "active": "inactive", "enabled": ""},
+    }
+    assert unit_states_from_show("", ["slurmd"]) == {}
