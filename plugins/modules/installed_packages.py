@@ -27,6 +27,7 @@ attributes:
   diff_mode:
     support: none
   facts:
+    description: Sets C(oci_gpu_installed_packages).
     support: full
   idempotent:
     description: It only reads.
