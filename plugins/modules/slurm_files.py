@@ -177,7 +177,7 @@ def owner_known(item: dict) -> bool:
     return True
 
 
-def file_args(module: AnsibleModule, item: dict, path: str) -> dict:
+def file_args(item: dict, path: str) -> dict:
     return {
         "path": path,
         "mode": item["mode"],
@@ -257,10 +257,7 @@ def main() -> None:
             continue
         if not owner_known(item):
             module.fail_json(msg=f"slurm_files: directory {path}: owner {item['owner']!r} or group does not exist")
-        if (
-            module.set_fs_attributes_if_different(file_args(module, item, path), not existed)
-            and path not in changed_paths
-        ):
+        if module.set_fs_attributes_if_different(file_args(item, path), not existed) and path not in changed_paths:
             changed_paths.append(path)
 
     for item in wanted(module.params["files"], roles):
@@ -287,9 +284,7 @@ def main() -> None:
         if module.check_mode:
             if not content_changed and current is not None:
                 attrs_changed = (
-                    module.set_fs_attributes_if_different(file_args(module, item, path), False)
-                    if owner_known(item)
-                    else True
+                    module.set_fs_attributes_if_different(file_args(item, path), False) if owner_known(item) else True
                 )
         else:
             if not owner_known(item):
@@ -301,7 +296,7 @@ def main() -> None:
                 try:
                     with os.fdopen(fd, "wb") as handle:
                         handle.write(content.encode("utf-8", errors="surrogateescape"))
-                    module.set_fs_attributes_if_different(file_args(module, item, tmp), False)
+                    module.set_fs_attributes_if_different(file_args(item, tmp), False)
                     if item["validate"]:
                         if "%s" not in item["validate"]:
                             module.fail_json(msg=f"slurm_files: {path}: validate must contain %s: {item['validate']}")
@@ -320,7 +315,7 @@ def main() -> None:
                         os.unlink(tmp)
                     raise
                 module.atomic_move(tmp, path)
-            attrs_changed = module.set_fs_attributes_if_different(file_args(module, item, path), False)
+            attrs_changed = module.set_fs_attributes_if_different(file_args(item, path), False)
         if content_changed or attrs_changed:
             changed_paths.append(path)
             changed_names.append(name)

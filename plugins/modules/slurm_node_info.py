@@ -130,6 +130,12 @@ units:
   returned: always
   type: dict
   sample: {"slurmd": {"loaded": "loaded", "active": "active", "enabled": "enabled"}}
+running:
+  description: The units of O(units) that are active and enabled.
+  returned: always
+  type: list
+  elements: str
+  sample: [slurmd]
 gpu_devices:
   description: GPU device files found, in numeric order.
   returned: always
@@ -288,9 +294,11 @@ def main() -> None:
         slurmd = None
     version, source = _slurm_version(module, slurmd)
     live_conf, live_path = _live_conf(p["conf_paths"])
+    units = _unit_states(module, p["units"])
     result = {
         "changed": False,
-        "units": _unit_states(module, p["units"]),
+        "units": units,
+        "running": [u for u, st in units.items() if st["active"] == "active" and st["enabled"] == "enabled"],
         "gpu_devices": devices,
         "nvml_plugin": nvml,
         "slurm_version": version,
