@@ -13,6 +13,10 @@ description:
     export and mount target serving it, the mount target's private IP and the NFS source
     (C(10.0.0.5:/home)) to mount.
   - Read-only; the C(oci_gpu.cluster.fss_mount) role calls it once per play for mounts given by OCID.
+  - Over a local connection (C(delegate_to) V(localhost)) its action plugin does the lookups inside
+    Ansible's own process, where the C(oci_gpu.cluster.oci) inventory has already loaded the C(oci)
+    SDK, which saves a Python start and the SDK's import per call. Delegated to another host it runs
+    there as a module.
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options:
@@ -30,6 +34,14 @@ options:
       - Compartment searched for mount targets when only O(file_system_id) is given.
       - Default is the file system's compartment; set it when mount targets live in a network compartment.
     type: str
+  lookups:
+    description:
+      - Several lookups in one call (one API client, one module run), instead of O(file_system_id),
+        O(mount_target_id), O(export_path) and O(compartment_id). Each carries those keys and a
+        C(key) of its own choosing, returned with its exports in RV(lookups).
+      - The C(oci_gpu.cluster.fss_mount) role resolves all of a play's mounts given by OCID this way.
+    type: list
+    elements: dict
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
@@ -82,54 +94,32 @@ exports:
     mount_target_name: {description: Display name of the mount target., type: str, returned: always}
     mount_target_ip: {description: Private IP of the mount target., type: str, returned: always, sample: 10.0.0.5}
     source: {description: What to mount., type: str, returned: always, sample: "10.0.0.5:/home"}
+lookups:
+  description: With O(lookups), per lookup in order, its C(key) and its C(exports) (records as in RV(exports)).
+  returned: with O(lookups)
+  type: list
+  elements: dict
+  sample: [{"key": "home", "exports": [{"export_path": "/home", "source": "10.0.0.5:/home"}]}]
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss, _oci_auth
-
-
-def _list_all(method, **kwargs):
-    return _oci_auth.oci.pagination.list_call_get_all_results(method, **kwargs).data
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss_api
 
 
 def main() -> None:
-    spec = _oci_auth.oci_auth_argspec()
-    spec.update(_oci_auth.oci_service_argspec())
-    spec.update(
-        file_system_id={"type": "str"},
-        mount_target_id={"type": "str"},
-        export_path={"type": "str"},
-        compartment_id={"type": "str"},
-    )
     module = AnsibleModule(
-        argument_spec=spec,
-        required_one_of=[("file_system_id", "mount_target_id")],
+        argument_spec=_fss_api.ARGUMENT_SPEC,
+        required_one_of=_fss_api.REQUIRED_ONE_OF,
+        mutually_exclusive=_fss_api.MUTUALLY_EXCLUSIVE,
         supports_check_mode=True,
     )
-    p = module.params
-    if not _oci_auth.HAS_OCI:
-        module.fail_json(msg=f"the 'oci' Python SDK is required on the controller: {_oci_auth.OCI_IMPORT_ERROR}")
-    oci = _oci_auth.oci
     try:
-        auth = _oci_auth.resolve_auth(p)
-        fss = _oci_auth.make_client(oci.file_storage.FileStorageClient, auth, p["region"], p["service_endpoint"])
-        vnet = _oci_auth.make_client(oci.core.VirtualNetworkClient, auth, p["region"], p["service_endpoint"])
-        records = _fss.read_exports(
-            fss,
-            vnet,
-            oci.util.to_dict,
-            _list_all,
-            file_system_id=p["file_system_id"],
-            mount_target_id=p["mount_target_id"],
-            export_path=p["export_path"],
-            compartment_id=p["compartment_id"],
-        )
-    except (_oci_auth.OciAuthError, _fss.FssError) as exc:
-        module.fail_json(msg=str(exc))
-    except oci.exceptions.ServiceError as exc:
-        module.fail_json(msg=f"OCI File Storage: {exc.status} {exc.code}: {exc.message}", opc_request_id=exc.request_id)
-    module.exit_json(changed=False, exports=records)
+        found = _fss_api.lookup_exports(module.params)
+    except _fss_api.FssApiError as exc:
+        extra = {"opc_request_id": exc.request_id} if exc.request_id else {}
+        module.fail_json(msg=str(exc), **extra)
+    module.exit_json(changed=False, **found)
 
 
 if __name__ == "__main__":

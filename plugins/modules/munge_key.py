@@ -26,6 +26,12 @@ options:
     description: Where to write the key.
     type: path
     default: /etc/munge/munge.key
+  service:
+    description:
+      - A systemd service (without C(.service)) that reads the key, usually C(munge). Its state is
+        returned in RV(service_state), read in the same call, so that a role starts it only when it
+        is not already active; nothing is done to the service.
+    type: str
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - ansible.builtin.files
@@ -63,6 +69,13 @@ key_changed:
   description: Whether the key bytes were (or in check mode would be) replaced.
   returned: always
   type: bool
+service_state:
+  description:
+    - The state of O(service) as systemd reports it (LoadState, ActiveState, UnitFileState); empty
+      without O(service) or without systemd.
+  returned: always
+  type: dict
+  sample: {"loaded": "loaded", "active": "active", "enabled": "enabled"}
 """
 
 import base64
@@ -72,6 +85,8 @@ import os
 import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
 
 MIN_KEY_BYTES = 32
 MAX_KEY_BYTES = 1024
@@ -102,6 +117,7 @@ def main() -> None:
         argument_spec={
             "key": {"type": "str", "required": True, "no_log": True},
             "path": {"type": "path", "default": "/etc/munge/munge.key"},
+            "service": {"type": "str"},
         },
         add_file_common_args=True,
         supports_check_mode=True,
@@ -131,7 +147,13 @@ def main() -> None:
     if current is not None or not module.check_mode:
         changed = module.set_fs_attributes_if_different(file_args, changed)
 
-    result = {"changed": changed, "path": path, "key_changed": key_changed}
+    service = module.params["service"]
+    result = {
+        "changed": changed,
+        "path": path,
+        "key_changed": key_changed,
+        "service_state": unit_states(module, [service]).get(service, {}) if service else {},
+    }
     if module._diff:
         result["diff"] = {
             "before_header": path,

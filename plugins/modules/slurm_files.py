@@ -69,7 +69,13 @@ options:
         type: path
         required: true
       content:
-        description: The whole content of the file; required unless O(files[].state=absent).
+        description: The whole content; required unless O(files[].state=absent) or O(files[].secret_content).
+        type: str
+      secret_content:
+        description:
+          - Instead of O(files[].content), for a file that holds a secret (C(slurmdbd.conf) and its
+            database password). It is never returned or logged, and its diff says only whether the
+            file changes.
         type: str
       state:
         description:
@@ -223,6 +229,7 @@ def main() -> None:
                     **ITEM_COMMON,
                     "name": {"type": "str"},
                     "content": {"type": "str"},
+                    "secret_content": {"type": "str", "no_log": True},
                     "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
                     "mode": {"type": "str", "default": "0644"},
                     "validate": {"type": "str"},
@@ -272,15 +279,27 @@ def main() -> None:
                 changed_paths.append(path)
                 changed_names.append(name)
             continue
-        if item["content"] is None:
-            module.fail_json(msg=f"slurm_files: {path}: give content (or state: absent)")
+        secret = item["secret_content"] is not None
+        if (item["content"] is None) == (not secret):
+            module.fail_json(msg=f"slurm_files: {path}: give content or secret_content, not both (or state: absent)")
         directory = os.path.dirname(path)
         current = None if directory in created_in_check else read_text(path)
-        content = item["content"]
+        content = item["secret_content"] if secret else item["content"]
         content_changed = current != content
         attrs_changed = False
         if content_changed and module._diff:
-            diffs.append({"before_header": path, "after_header": path, "before": current or "", "after": content})
+            if secret:
+                withheld = "(content withheld: it holds a secret)\n"
+                diffs.append(
+                    {
+                        "before_header": path,
+                        "after_header": path,
+                        "before": "" if current is None else withheld,
+                        "after": "(changed) " + withheld,
+                    }
+                )
+            else:
+                diffs.append({"before_header": path, "after_header": path, "before": current or "", "after": content})
         if module.check_mode:
             if not content_changed and current is not None:
                 attrs_changed = (

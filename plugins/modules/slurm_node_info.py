@@ -175,6 +175,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes impor
     node_record,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import version_from_output
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import running, unit_states
 
 # Packages whose version is Slurm's, in the order they are asked.
 _PACKAGES = ("slurmctld", "slurmd", "slurm-client", "slurm-wlm-basic-plugins", "slurm", "slurm-slurmd")
@@ -224,35 +225,6 @@ def _live_conf(paths: list[str]) -> tuple[str, str]:
     return "", ""
 
 
-def unit_states_from_show(output: str, units: list[str]) -> dict[str, dict[str, str]]:
-    """``systemctl show -p Id -p LoadState -p ActiveState -p UnitFileState u1 u2 ...`` -> per unit.
-
-    systemctl prints one block per unit, in the order asked, separated by a blank line.
-    """
-    blocks = [b for b in output.strip().split("\n\n") if b.strip()] if output.strip() else []
-    out = {}
-    for index, block in enumerate(blocks[: len(units)]):  # as many as systemctl answered
-        fields = dict(line.partition("=")[::2] for line in block.splitlines() if "=" in line)
-        unit_id = fields.get("Id", "")
-        unit = unit_id[: -len(".service")] if unit_id.endswith(".service") and unit_id[:-8] in units else units[index]
-        out[unit] = {
-            "loaded": fields.get("LoadState", ""),
-            "active": fields.get("ActiveState", ""),
-            "enabled": fields.get("UnitFileState", ""),
-        }
-    return out
-
-
-def _unit_states(module: AnsibleModule, units: list[str]) -> dict[str, dict[str, str]]:
-    """The state of each unit (one systemctl call); empty without systemd or units."""
-    systemctl = module.get_bin_path("systemctl")
-    if not units or not systemctl:
-        return {}
-    props = ["-p", "Id", "-p", "LoadState", "-p", "ActiveState", "-p", "UnitFileState"]
-    rc, out, _err = module.run_command([systemctl, "show", *props, "--", *[f"{u}.service" for u in units]])
-    return unit_states_from_show(out, units) if rc == 0 else {}
-
-
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -294,11 +266,11 @@ def main() -> None:
         slurmd = None
     version, source = _slurm_version(module, slurmd)
     live_conf, live_path = _live_conf(p["conf_paths"])
-    units = _unit_states(module, p["units"])
+    units = unit_states(module, p["units"])
     result = {
         "changed": False,
         "units": units,
-        "running": [u for u, st in units.items() if st["active"] == "active" and st["enabled"] == "enabled"],
+        "running": running(units),
         "gpu_devices": devices,
         "nvml_plugin": nvml,
         "slurm_version": version,

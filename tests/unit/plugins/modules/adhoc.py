@@ -21,10 +21,15 @@ def args_option(args: dict) -> list[str]:
 
 def run_module(module: str, args: dict, *extra: str) -> dict:
     """The module's result for localhost (``ansible localhost -m oci_gpu.cluster.<module>``)."""
+    return run_module_from(f"oci_gpu.cluster.{module}", args, *extra)
+
+
+def run_module_from(module: str, args: dict, *extra: str) -> dict:
+    """Any module's result for localhost, by its full name (``ansible.posix.mount``)."""
     env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
     env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
     proc = subprocess.run(
-        [str(ANSIBLE), "localhost", "-c", "local", "-m", f"oci_gpu.cluster.{module}", *args_option(args), *extra],
+        [str(ANSIBLE), "localhost", "-c", "local", "-m", module, *args_option(args), *extra],
         capture_output=True,
         text=True,
         env=env,

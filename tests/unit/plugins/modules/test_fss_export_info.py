@@ -65,3 +65,61 @@ def test_unknown_export_path_and_missing_ids_fail_clearly(emu: Any) -> None:
     assert rc != 0 and "file_system_id" in task.get("msg", text)
     rc, task, text = run_module(emu, {"file_system_id": "ocid1.filesystem.oc1.iad.doesnotexist"})
     assert rc != 0 and "404" in task.get("msg", text)
+
+
+def test_several_lookups_in_one_call_keep_their_keys_and_order(emu: Any) -> None:
+    data = region_data(emu)
+    fs = {f["displayName"]: f["id"] for f in data["fileSystems"]}
+    mt = data["mountTargets"][0]
+    lookups = [
+        {"key": "apps-by-fs", "file_system_id": fs["apps"]},
+        {"key": "home-by-mt", "mount_target_id": mt["id"], "export_path": "/home", "path": "/home"},
+    ]
+    rc, task, text = run_module(emu, {"lookups": lookups})
+    assert rc == 0, text
+    assert [item["key"] for item in task["lookups"]] == ["apps-by-fs", "home-by-mt"]
+    assert [r["source"] for r in task["lookups"][0]["exports"]] == [f"{mt['_ip']}:/apps"]
+    assert [r["source"] for r in task["lookups"][1]["exports"]] == [f"{mt['_ip']}:/home"]
+    # Each answer is what the single-lookup form returns for the same question.
+    rc, single, text = run_module(emu, {"file_system_id": fs["apps"]})
+    assert rc == 0, text
+    assert single["exports"] == task["lookups"][0]["exports"]
+
+
+def test_lookups_refuse_an_entry_without_ids_and_mixing_with_single_options(emu: Any) -> None:
+    rc, task, text = run_module(emu, {"lookups": [{"key": "x", "export_path": "/home"}]})
+    assert rc != 0 and "lookups[0]" in task.get("msg", text)
+    fs = region_data(emu)["fileSystems"][0]["id"]
+    rc, task, text = run_module(emu, {"lookups": [{"key": "x", "file_system_id": fs}], "file_system_id": fs})
+    assert rc != 0 and "mutually exclusive" in task.get("msg", text)
+
+
+def test_the_module_run_as_on_a_remote_host_answers_as_the_in_process_action(emu: Any, tmp_path: Path) -> None:
+    """Over a local connection the action plugin does the lookups; delegated elsewhere the module
+    runs there. Run the module file itself, as Ansible runs it on a host, and compare."""
+    import json
+    import os
+    import subprocess
+
+    home = next(f for f in region_data(emu)["fileSystems"] if f["displayName"] == "home")
+    region = emu.tenancy.home_region
+    args = {
+        "config_file": str(emu.creds.config_file),
+        "service_endpoint": emu.endpoints[region],
+        "lookups": [{"key": "home", "file_system_id": home["id"]}],
+    }
+    (tmp_path / "args.json").write_text(json.dumps({"ANSIBLE_MODULE_ARGS": args}))
+    env = dict(os.environ, PYTHONPATH=str(REPO / "build" / "collections"))
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "plugins" / "modules" / "fss_export_info.py"), str(tmp_path / "args.json")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    as_module = json.loads(proc.stdout)
+    rc, as_action, text = run_module(emu, {"lookups": args["lookups"]})
+    assert rc == 0, text
+    assert as_module["lookups"] == as_action["lookups"] and as_module["lookups"][0]["exports"]

@@ -94,3 +94,23 @@ def test_state_absent_removes_a_file_without_reading_it(tmp_path: Path) -> None:
     removed = run_module(args)
     assert removed["changed_names"] == ["slurmdbd.conf"] and not secret.exists()
     assert run_module(args)["changed"] is False
+
+
+def test_secret_content_is_written_but_never_shown(tmp_path: Path) -> None:
+    secret = "StoragePass=s3cr3t-Dbd-pw\n"
+    args = {
+        "node_roles": ["dbd"],
+        "files": [
+            {"name": "slurmdbd.conf", "path": str(tmp_path / "slurmdbd.conf"), "secret_content": secret, "mode": "0600"}
+        ],
+    }
+    for extra in (("--check", "--diff"), ("--diff", "-vvv")):
+        result = run_module(args, *extra)
+        assert result["changed_names"] == ["slurmdbd.conf"]
+        assert "s3cr3t-Dbd-pw" not in json.dumps(result), result
+        assert "withheld" in result["diff"][0]["after"]
+    assert (tmp_path / "slurmdbd.conf").read_text() == secret
+    assert oct((tmp_path / "slurmdbd.conf").stat().st_mode & 0o777) == "0o600"
+    assert run_module(args, "--diff")["changed"] is False
+    both = run_module({**args, "files": [{**args["files"][0], "content": "x\n"}]})
+    assert both.get("failed") and "not both" in both["msg"]

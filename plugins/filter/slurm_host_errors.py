@@ -1,0 +1,124 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filter oci_gpu.cluster.slurm_host_errors: what is wrong with one host's Slurm inputs, all at once."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: slurm_host_errors
+short_description: Check one host's Slurm role inputs and say everything that is wrong with them
+version_added: 0.3.0
+author: contributors to the oci_gpu.cluster project
+description:
+  - Takes the host's name and a dict of its inputs, and returns one message per problem, each naming
+    the variable, its value and the host; an empty list when everything is usable.
+  - The C(oci_gpu.cluster.slurm) role's preflight asserts that the list is empty, so a host with
+    several mistakes hears of all of them in one run, from one task.
+  - It checks C(slurm_controller_hosts) (a non-empty list), C(slurm_node_roles) (a non-empty list of
+    controller, dbd, compute, login), on compute hosts C(slurm_gpu_count) (a whole number or -1)
+    and C(slurm_node_shape) (a string), C(slurm_gres_autodetect) (auto, off, nvml, nvidia, rsmi),
+    and on accounting hosts that a database password is set (its value is never passed in).
+positional: _input
+options:
+  _input:
+    description: The host name used in messages.
+    type: str
+    required: true
+  inputs:
+    description:
+      - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(gres_autodetect),
+        C(dbd_user) and C(dbd_password_set) (a boolean, so the password stays out of the filter).
+    type: dict
+    required: true
+"""
+
+EXAMPLES = r"""
+- name: Check this host's inputs
+  ansible.builtin.assert:
+    that: errors | length == 0
+    fail_msg: "{{ errors | join(' ') }}"
+  vars:
+    errors: >-
+      {{ inventory_hostname | oci_gpu.cluster.slurm_host_errors({'controller_hosts': slurm_controller_hosts,
+         'node_roles': slurm_node_roles, 'gres_autodetect': slurm_gres_autodetect}) }}
+"""
+
+RETURN = r"""
+_value:
+  description: One message per problem, in the order above.
+  type: list
+  elements: str
+"""
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+VALID_ROLES = ("controller", "dbd", "compute", "login")
+GRES_AUTODETECT = ("auto", "off", "nvml", "nvidia", "rsmi")
+
+
+def _show(value: Any) -> str:
+    try:
+        return json.dumps(value, default=str)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, (list, tuple))
+
+
+def host_errors(host: str, inputs: Mapping[str, Any]) -> list[str]:
+    errors = []
+    controllers = inputs.get("controller_hosts")
+    if not _is_list(controllers) or not controllers:
+        errors.append(
+            f"slurm_controller_hosts (seen from host {host}) is {_show(controllers)}: give at least one "
+            "controller, e.g. put a host in the slurm_controller group."
+        )
+    roles = inputs.get("node_roles")
+    if not _is_list(roles) or not roles or set(map(str, roles)) - set(VALID_ROLES):
+        errors.append(
+            f"slurm_node_roles on host {host} is {_show(roles)}: it must be a non-empty list of "
+            f"{', '.join(VALID_ROLES)}. Put the host in one of the groups slurm_controller, slurm_dbd, "
+            "slurm_compute, slurm_login, or set slurm_node_roles."
+        )
+    roles = list(roles) if _is_list(roles) else []
+    if "compute" in roles:
+        gpus = inputs.get("gpu_count", -1)
+        if isinstance(gpus, bool) or not re.fullmatch(r"-1|[0-9]+", str(gpus)):
+            errors.append(
+                f"slurm_gpu_count on host {host} is {_show(gpus)}: it must be a whole number of GPUs "
+                "(0 or more), or -1 to take the count from the shape."
+            )
+        shape = inputs.get("node_shape", "")
+        if not isinstance(shape, str):
+            errors.append(
+                f"slurm_node_shape on host {host} is {_show(shape)}: give an OCI shape name such as "
+                "BM.GPU.H100.8, or an empty string."
+            )
+    detect = inputs.get("gres_autodetect", "auto")
+    if detect not in GRES_AUTODETECT:
+        errors.append(
+            f"slurm_gres_autodetect on host {host} is {_show(detect)}: use auto, off, nvml, nvidia "
+            "(Slurm 24.11+) or rsmi."
+        )
+    if inputs.get("dbd_password_set") is False:
+        errors.append(
+            f"slurm_dbd_storage_password on host {host} is empty: the dbd host needs the password of the "
+            f"accounting database user {inputs.get('dbd_user', 'slurm')} (keep it in Ansible Vault)."
+        )
+    return errors
+
+
+def slurm_host_errors(host: Any, inputs: Any) -> list[str]:
+    if not isinstance(inputs, Mapping):
+        return [f"slurm_host_errors: the inputs of host {host} are {_show(inputs)}, not a dict"]
+    return host_errors(str(host), inputs)
+
+
+class FilterModule:
+    def filters(self) -> dict[str, Any]:
+        return {"slurm_host_errors": slurm_host_errors}
