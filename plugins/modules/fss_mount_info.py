@@ -147,6 +147,12 @@ settled:
   returned: always
   type: list
   elements: str
+pending:
+  description: >-
+    Whether anything is left to do: a mount point to create, an entry to mount or write, or the
+    owner, group or mode of a mounted export to set.
+  returned: always
+  type: bool
 """
 
 import grp
@@ -311,12 +317,17 @@ def main() -> None:
     except OSError as exc:
         module.fail_json(msg=f"cannot read {p['fstab']}: {exc}")
     states = mount_states(p["mounts"], fstab_text, p["fstype"])
+    needs = [s["path"] for s in states if needs_mount(s)]
+    settled = [s["path"] for s in states if s["state"] == "mounted" and s["mounted"] and s["attributes_current"]]
+    missing = [s["path"] for s in states if s["state"] != "absent" and not s["exists"]]
+    unsettled = [s["path"] for s in states if s["state"] == "mounted" and s["path"] not in settled]
     module.exit_json(
         changed=False,
         unreachable=unreachable(p["targets"], p["ports"], max(1, p["timeout"])),
         mounts=states,
-        needs_mount=[s["path"] for s in states if needs_mount(s)],
-        settled=[s["path"] for s in states if s["state"] == "mounted" and s["mounted"] and s["attributes_current"]],
+        needs_mount=needs,
+        settled=settled,
+        pending=bool(needs or missing or unsettled),
     )
 
 

@@ -73,12 +73,19 @@ def test_a_fstab_written_by_ansible_posix_mount_reads_as_current(tmp_path: Path)
     )
     (state,) = info["mounts"]
     assert state["fstab_current"] is True and state["mounted"] is False, info
-    assert info["needs_mount"] == [str(point)] and info["settled"] == []
+    assert info["needs_mount"] == [str(point)] and info["settled"] == [] and info["pending"] is True
     present = adhoc.run_module(
         "fss_mount_info",
         {"mounts": [{**plan(str(point)), "state": "present"}], "fstab": str(fstab)},
     )
-    assert present["needs_mount"] == [] and present["changed"] is False
+    # The mount point does not exist yet: something is still to do.
+    assert present["needs_mount"] == [] and present["changed"] is False and present["pending"] is True
+    point.mkdir()
+    present = adhoc.run_module(
+        "fss_mount_info",
+        {"mounts": [{**plan(str(point)), "state": "present"}], "fstab": str(fstab)},
+    )
+    assert present["pending"] is False, present
 
 
 def test_a_mounted_point_with_its_attributes_is_settled(tmp_path: Path) -> None:
@@ -91,7 +98,12 @@ def test_a_mounted_point_with_its_attributes_is_settled(tmp_path: Path) -> None:
     )
     (state,) = info["mounts"]
     assert state["mounted"] is True and state["fstab_current"] is True and state["attributes_current"] is True
-    assert info["needs_mount"] == [] and info["settled"] == ["/proc"]
+    assert info["needs_mount"] == [] and info["settled"] == ["/proc"] and info["pending"] is False
+    wrong_mode = adhoc.run_module(
+        "fss_mount_info",
+        {"mounts": [{**plan("/proc"), "src": "proc", "mode": "0700"}], "fstab": str(fstab)},
+    )
+    assert wrong_mode["settled"] == [] and wrong_mode["pending"] is True
 
 
 def test_reach_names_exactly_the_ports_that_refuse() -> None:

@@ -1,0 +1,100 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The roles' input checks through ansible-playbook on this host: each refusal names key, value, host.
+
+Only the preflight task files run (connection local, nothing changes on this host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
+GOOD_KEY = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9w"  # 42 bytes
+
+
+def preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedProcess[str]:
+    play = [
+        {
+            "name": "Preflight only",
+            "hosts": "all",
+            "gather_facts": True,
+            "gather_subset": ["min"],
+            "tasks": [
+                {
+                    "name": "Run the checks",
+                    "ansible.builtin.include_role": {"name": f"oci_gpu.cluster.{role}", "tasks_from": "preflight.yml"},
+                }
+            ],
+        }
+    ]
+    (tmp_path / "play.yml").write_text(json.dumps(play))
+    (tmp_path / "vars.json").write_text(json.dumps(extra))
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
+    return subprocess.run(
+        [
+            str(BIN / "ansible-playbook"),
+            "-i",
+            "node7,",
+            "-c",
+            "local",
+            str(tmp_path / "play.yml"),
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-e",
+            f"@{tmp_path / 'vars.json'}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"munge_key": "not base64!", "munge_key_source_host": "node7"}, "munge_key on host node7 is not usable"),
+        ({"munge_key": "", "munge_key_source_host": "ctl9"}, "munge_key_source_host 'ctl9' (seen from host node7)"),
+    ],
+    ids=["bad-key", "source-not-in-play"],
+)
+def test_munge_refusals_name_the_key_and_the_host(tmp_path: Path, extra: dict, expected: str) -> None:
+    res = preflight(tmp_path, "munge", extra)
+    out = res.stdout + res.stderr
+    assert res.returncode != 0 and expected in out, out
+    assert "not base64!" not in out  # a key, even a bad one, is never echoed
+
+
+def test_munge_accepts_a_good_key_and_an_empty_one_with_a_source_in_the_play(tmp_path: Path) -> None:
+    good = (
+        {"munge_key": GOOD_KEY, "munge_key_source_host": "ctl9"},
+        {"munge_key": "", "munge_key_source_host": "node7"},
+    )
+    for extra in good:
+        res = preflight(tmp_path, "munge", extra)
+        assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_slurm_reports_every_bad_input_of_a_host_at_once(tmp_path: Path) -> None:
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["compute"],
+            "slurm_gpu_count": "eight",
+            "slurm_gres_autodetect": "nvlm",
+        },
+    )
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out
+    assert 'slurm_gpu_count on host node7 is "eight"' in out and 'slurm_gres_autodetect on host node7 is "nvlm"' in out
