@@ -47,6 +47,17 @@ options:
     type: list
     elements: path
     default: [/etc/slurm/slurm.conf, /run/slurm/conf/slurm.conf]
+  conf_set:
+    description: The files, beside the live C(slurm.conf), whose SHA-256 is returned in RV(conf_sha256).
+    type: list
+    elements: str
+    default: [cgroup.conf, gres.conf, slurm.conf]
+  applied_path:
+    description:
+      - A file (JSON, file name to SHA-256) where the role records the configuration files the
+        daemons of this host last applied; compared with the live files in RV(behind). Empty for none.
+    type: path
+    default: ""
   shape:
     description: The node's OCI shape (for example C(BM.GPU.H100.8)); empty when unknown.
     type: str
@@ -158,6 +169,21 @@ live_conf_path:
   description: Where O(conf_paths) found it; empty when the host has none.
   returned: always
   type: str
+conf_sha256:
+  description: SHA-256 of each file of O(conf_set) beside the live C(slurm.conf) (empty string when missing).
+  returned: always
+  type: dict
+  sample: {"cgroup.conf": "9f2c...", "gres.conf": "", "slurm.conf": "41d0..."}
+applied_sha256:
+  description: What O(applied_path) records (the files the daemons last applied); empty when none.
+  returned: always
+  type: dict
+behind:
+  description: >-
+    Whether the live files differ from what the daemons last applied (a run that wrote them was
+    interrupted or failed before its restart or reconfigure); false when nothing is recorded.
+  returned: always
+  type: bool
 nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
@@ -165,6 +191,8 @@ nvml_plugin:
 """
 
 import glob
+import hashlib
+import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
@@ -217,6 +245,26 @@ def _slurm_version(module: AnsibleModule, slurmd: str | None) -> tuple[str, str]
     return "", ""
 
 
+def file_sha256(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    except OSError:
+        return ""
+
+
+def applied_record(path: str) -> dict[str, str]:
+    """The role's record of the files the daemons applied; {} when missing or unreadable."""
+    if not path:
+        return {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
 def _live_conf(paths: list[str]) -> tuple[str, str]:
     for path in paths:
         if os.path.isfile(path):
@@ -242,6 +290,8 @@ def main() -> None:
             "weight": {"type": "int", "default": 0},
             "memory_reserve_mb": {"type": "int", "default": 0},
             "units": {"type": "list", "elements": "str", "default": []},
+            "conf_set": {"type": "list", "elements": "str", "default": ["cgroup.conf", "gres.conf", "slurm.conf"]},
+            "applied_path": {"type": "path", "default": ""},
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {
@@ -266,6 +316,9 @@ def main() -> None:
         slurmd = None
     version, source = _slurm_version(module, slurmd)
     live_conf, live_path = _live_conf(p["conf_paths"])
+    live_dir = os.path.dirname(live_path)
+    conf_sha = {n: file_sha256(os.path.join(live_dir, n)) if live_dir else "" for n in p["conf_set"]}
+    applied = applied_record(p["applied_path"])
     units = unit_states(module, p["units"])
     result = {
         "changed": False,
@@ -277,6 +330,9 @@ def main() -> None:
         "slurm_version_source": source,
         "live_conf": live_conf,
         "live_conf_path": live_path,
+        "conf_sha256": conf_sha,
+        "applied_sha256": applied,
+        "behind": bool(applied) and bool(live_path) and applied != conf_sha,
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

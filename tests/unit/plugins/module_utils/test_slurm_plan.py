@@ -337,3 +337,14 @@ def test_preflight_refuses_a_bad_description_naming_it() -> None:
     cluster = dict(CLUSTER, partitions=[{"name": "gpu", "nodes": ["nosuch1"]}])
     with pytest.raises(SlurmPlanError, match=r"partition 'gpu' names undefined node\(s\) nosuch1"):
         preflight_cluster(cluster, hosts(["ctl", "gpu1", "gpu2"]))
+
+
+def test_the_check_host_is_a_standing_compute_host_with_a_record_else_a_controller() -> None:
+    """One host judges the candidate with the installed Slurm before any file changes."""
+    probes = {"ctl": probe("ctl"), "gpu2": probe("gpu2", compute=True)}
+    # gpu1 is in the run but failed before its probe: gpu2, the first with a fresh record, checks.
+    out = plan_cluster(CLUSTER, hosts(["ctl", "gpu1", "gpu2", "login1"], ["ctl", "gpu2", "login1"]), probes)
+    assert out["check_host"] == "gpu2"
+    # No compute host stands: the controller checks the plugin names.
+    out = plan_cluster(CLUSTER, hosts(["ctl", "login1"]), {"ctl": probe("ctl")})
+    assert out["check_host"] == "ctl"

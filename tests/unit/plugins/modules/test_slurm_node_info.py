@@ -113,3 +113,36 @@ def test_unit_states_are_read_per_unit_from_one_systemctl_show() -> None:
         "slurmctld": {"loaded": "not-found", "active": "inactive", "enabled": ""},
     }
     assert unit_states_from_show("", ["slurmd"]) == {}
+
+
+def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applied(node: Path) -> None:
+    import hashlib
+    import json
+
+    conf = node / "slurm.conf"
+    (node / "gres.conf").write_text("AutoDetect=off\n")
+    applied = node / "applied.json"
+    args = {
+        "name": "login1",
+        "roles": ["login"],
+        "slurmd_path": str(node / "no-slurmd"),
+        "conf_paths": [str(conf)],
+        "applied_path": str(applied),
+    }
+    first = run_module(args, "--check")
+    want = {
+        "cgroup.conf": "",
+        "gres.conf": hashlib.sha256(b"AutoDetect=off\n").hexdigest(),
+        "slurm.conf": hashlib.sha256(conf.read_bytes()).hexdigest(),
+    }
+    assert first["conf_sha256"] == want
+    # Nothing recorded yet (a cluster set up before the record existed): not behind.
+    assert first["applied_sha256"] == {} and first["behind"] is False
+    applied.write_text(json.dumps(want))
+    assert run_module(args, "--check")["behind"] is False
+    # A run wrote slurm.conf and stopped before its restart: the record is older than the file.
+    conf.write_text("ClusterName=lab\nNodeName=gpu1 CPUs=32\n")
+    later = run_module(args, "--check")
+    assert later["behind"] is True and later["applied_sha256"] == want
+    applied.write_text("not json")
+    assert run_module(args, "--check")["behind"] is False

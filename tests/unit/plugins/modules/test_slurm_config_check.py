@@ -1,0 +1,143 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""slurm_config_check: plugin names against the installed plugin directory, and the private copy slurmd -G reads.
+
+``slurmd -G`` itself runs in the lab's Slurm scenarios (molecule/_shared/slurm/bad_input.yml), where
+slurmd and munged exist; this host has only Slurm's client and plugins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adhoc
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.modules.slurm_config_check import (
+    CheckError,
+    global_settings,
+    named_settings,
+    plugin_files,
+    private_copy,
+)
+
+DEBIAN_PLUGINS = Path("/usr/lib/x86_64-linux-gnu/slurm-wlm")
+CONF = """\
+# comment
+ClusterName=lab
+SelectType=select/cons_tres
+TaskPlugin=task/cgroup,task/affinity
+GresTypes=gpu
+MpiDefault=pmix
+SwitchType=switch/none
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmdLogFile=/var/log/slurm/slurmd.log
+NodeName=gpu[1-2] CPUs=4 SelectType=ignored
+PartitionName=gpu Nodes=ALL Default=YES
+"""
+
+
+def test_every_plugin_setting_maps_to_its_file_and_none_needs_none() -> None:
+    files = plugin_files(global_settings(CONF) + global_settings("CgroupPlugin=autodetect\n"))
+    assert [f for _k, _v, f in files] == [
+        "select_cons_tres.so",
+        "task_cgroup.so",
+        "task_affinity.so",
+        "gres_gpu.so",
+        "mpi_pmix.so",
+    ]
+    assert plugin_files([("CgroupPlugin", "cgroup/v2")]) == [("CgroupPlugin", "cgroup/v2", "cgroup_v2.so")]
+
+
+def test_a_plugin_of_the_wrong_type_is_refused_by_key_and_value() -> None:
+    with pytest.raises(CheckError, match=r"SelectType = 'sched/backfill': 'sched/backfill' is not a select plugin"):
+        plugin_files([("SelectType", "sched/backfill")])
+
+
+def test_the_private_copy_moves_spool_pid_and_log_and_keeps_the_rest() -> None:
+    copy = private_copy(CONF, "/tmp/p")
+    assert "SlurmdSpoolDir=/var/spool/slurmd" not in copy and "/var/log/slurm" not in copy
+    assert copy.endswith(
+        "SlurmdSpoolDir=/tmp/p/spool\nSlurmdPidFile=/tmp/p/slurmd.pid\nSlurmdLogFile=/tmp/p/slurmd.log\n"
+    )
+    assert "NodeName=gpu[1-2] CPUs=4 SelectType=ignored" in copy and "TaskPlugin=task/cgroup,task/affinity" in copy
+
+
+def test_slurm_messages_name_the_settings_they_are_about() -> None:
+    settings = global_settings(CONF + "SelectTypeParameters=CR_Bogus\nSlurmctldHost=ctl\n")
+    assert named_settings(settings, ["slurmd: error: Bad SelectTypeParameter: CR_Bogus"]) == [
+        "SelectTypeParameters=CR_Bogus"
+    ]
+    assert named_settings(settings, ["slurmd: fatal: Can't find plugin for select/cons_tres"]) == [
+        "SelectType=select/cons_tres"
+    ]
+    assert named_settings(settings, ["slurmctld: something else"]) == []
+
+
+@pytest.mark.skipif(not DEBIAN_PLUGINS.is_dir(), reason=f"no Slurm plugins on this host ({DEBIAN_PLUGINS})")
+def test_against_the_plugins_installed_here(tmp_path: Path) -> None:
+    live = tmp_path / "live"
+    live.mkdir()
+    good = CONF.replace("MpiDefault=pmix\n", "")
+    ok = adhoc.run_module(
+        "slurm_config_check",
+        {
+            "node_name": "gpu1",
+            "slurmd": False,
+            "live_dir": str(live),
+            "files": {"slurm.conf": good},
+        },
+        "--check",
+    )
+    assert ok.get("failed") is not True, ok
+    assert ok["checked"] == ["plugins"] and ok["plugin_dir"] == str(DEBIAN_PLUGINS)
+    bad = adhoc.run_module(
+        "slurm_config_check",
+        {
+            "node_name": "gpu1",
+            "slurmd": False,
+            "live_dir": str(live),
+            "files": {"slurm.conf": good.replace("select/cons_tres", "select/nonexistent")},
+        },
+    )
+    assert bad["failed"] is True
+    assert "SelectType = 'select/nonexistent' needs select_nonexistent.so" in bad["msg"]
+    assert "on host gpu1" in bad["msg"] and "no live file was changed" in bad["msg"]
+
+
+def test_a_candidate_equal_to_the_live_files_is_not_checked_again(tmp_path: Path) -> None:
+    (tmp_path / "slurm.conf").write_text("SelectType=select/nonexistent\n")
+    same = adhoc.run_module(
+        "slurm_config_check",
+        {
+            "node_name": "n",
+            "live_dir": str(tmp_path),
+            "plugin_dirs": [str(tmp_path)],
+            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
+        },
+    )
+    assert same.get("failed") is not True and same["checked"] == [], same
+    forced = adhoc.run_module(
+        "slurm_config_check",
+        {
+            "node_name": "n",
+            "live_dir": str(tmp_path),
+            "plugin_dirs": [str(tmp_path)],
+            "force": True,
+            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
+        },
+    )
+    assert forced["failed"] is True and "select_nonexistent.so" in forced["msg"]
+    (tmp_path / "select_nonexistent.so").write_text("")
+    again = adhoc.run_module(
+        "slurm_config_check",
+        {
+            "node_name": "n",
+            "live_dir": str(tmp_path),
+            "plugin_dirs": [str(tmp_path)],
+            "force": True,
+            "slurmd": False,
+            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
+        },
+    )
+    assert again.get("failed") is not True and again["checked"] == ["plugins"], again
