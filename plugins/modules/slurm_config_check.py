@@ -165,7 +165,7 @@ def global_settings(text: str) -> list[tuple[str, str]]:
         line = raw.split("#", 1)[0].strip()
         if not line or "=" not in line:
             continue
-        key, _, value = line.partition("=")
+        key, value = line.split("=", 1)
         key = key.strip()
         if key.lower() in ("nodename", "partitionname", "nodeset", "downnodes", "frontendname", "switchname"):
             continue
