@@ -115,8 +115,10 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
-unreachable:
-  description: The C(address:port) pairs that did not accept a TCP connection within O(timeout).
+unanswered:
+  description:
+    - The C(address:port) pairs that did not accept a TCP connection within O(timeout).
+    - Not named C(unreachable), a key by which Ansible would mark the host itself unreachable.
   returned: always
   type: list
   elements: str
@@ -246,7 +248,7 @@ def reach(address: str, port: int, timeout: float) -> bool:
             time.sleep(1)
 
 
-def unreachable(targets: list[str], ports: list[int], timeout: float) -> list[str]:
+def unanswered(targets: list[str], ports: list[int], timeout: float) -> list[str]:
     pairs = [(t, p) for t in dict.fromkeys(targets) if t for p in ports]
     if not pairs:
         return []
@@ -323,7 +325,7 @@ def main() -> None:
     unsettled = [s["path"] for s in states if s["state"] == "mounted" and s["path"] not in settled]
     module.exit_json(
         changed=False,
-        unreachable=unreachable(p["targets"], p["ports"], max(1, p["timeout"])),
+        unanswered=unanswered(p["targets"], p["ports"], max(1, p["timeout"])),
         mounts=states,
         needs_mount=needs,
         settled=settled,
