@@ -267,3 +267,12 @@ def change_plan(
         "removed_nodes": removed,
         "bad_config_kills_slurmctld": row["bad_config_kills_slurmctld"],
     }
+
+
+# Where distributions install Slurm's plugins (Debian/Ubuntu multiarch, then RPM layouts).
+PLUGIN_DIRS = (
+    "/usr/lib/x86_64-linux-gnu/slurm-wlm",
+    "/usr/lib/aarch64-linux-gnu/slurm-wlm",
+    "/usr/lib64/slurm",
+    "/usr/lib/slurm",
+)

@@ -112,6 +112,8 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS
+
 # slurm.conf (and cgroup.conf) keys that name plugins: key -> (plugin type, several allowed).
 PLUGIN_KEYS = {
     "accountingstoragetype": ("accounting_storage", False),
@@ -260,16 +262,7 @@ def main() -> None:
             "slurmd": {"type": "bool", "default": True},
             "live_dir": {"type": "path", "default": "/etc/slurm"},
             "force": {"type": "bool", "default": False},
-            "plugin_dirs": {
-                "type": "list",
-                "elements": "path",
-                "default": [
-                    "/usr/lib/x86_64-linux-gnu/slurm-wlm",
-                    "/usr/lib/aarch64-linux-gnu/slurm-wlm",
-                    "/usr/lib64/slurm",
-                    "/usr/lib/slurm",
-                ],
-            },
+            "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
             "timeout": {"type": "int", "default": 60},
         },
         supports_check_mode=True,

@@ -202,7 +202,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes impor
     gpu_devices_sorted,
     node_record,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import version_from_output
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS, version_from_output
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import running, unit_states
 
 # Packages whose version is Slurm's, in the order they are asked.
@@ -294,16 +294,7 @@ def main() -> None:
             "applied_path": {"type": "path", "default": ""},
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
-            "plugin_dirs": {
-                "type": "list",
-                "elements": "path",
-                "default": [
-                    "/usr/lib/x86_64-linux-gnu/slurm-wlm",
-                    "/usr/lib/aarch64-linux-gnu/slurm-wlm",
-                    "/usr/lib64/slurm",
-                    "/usr/lib/slurm",
-                ],
-            },
+            "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
         },
         supports_check_mode=True,
     )
