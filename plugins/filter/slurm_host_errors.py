@@ -17,7 +17,9 @@ description:
   - It checks C(slurm_controller_hosts) (a non-empty list), C(slurm_node_roles) (a non-empty list of
     controller, dbd, compute, login), on compute hosts C(slurm_gpu_count) (a whole number or -1)
     and C(slurm_node_shape) (a string), C(slurm_gres_autodetect) (auto, off, nvml, nvidia, rsmi),
-    and on accounting hosts that a database password is set (its value is never passed in).
+    C(slurm_restart_batch) and C(slurm_restart_timeout) (whole numbers, 1 or more),
+    C(slurm_nodes_removed_timeout) (a whole number), and on accounting hosts that a database
+    password is set (its value is never passed in).
 positional: _input
 options:
   _input:
@@ -27,7 +29,8 @@ options:
   inputs:
     description:
       - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(gres_autodetect),
-        C(dbd_user) and C(dbd_password_set) (a boolean, so the password stays out of the filter).
+        C(restart_batch), C(restart_timeout), C(nodes_removed_timeout), C(dbd_user) and
+        C(dbd_password_set) (a boolean, so the password stays out of the filter).
     type: dict
     required: true
 """
@@ -105,6 +108,10 @@ def host_errors(host: str, inputs: Mapping[str, Any]) -> list[str]:
             f"slurm_gres_autodetect on host {host} is {_show(detect)}: use auto, off, nvml, nvidia "
             "(Slurm 24.11+) or rsmi."
         )
+    for key, least in (("restart_batch", 1), ("restart_timeout", 1), ("nodes_removed_timeout", 0)):
+        value = inputs.get(key, least)
+        if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", str(value)) or int(value) < least:
+            errors.append(f"slurm_{key} on host {host} is {_show(value)}: it must be a whole number, {least} or more.")
     if inputs.get("dbd_password_set") is False:
         errors.append(
             f"slurm_dbd_storage_password on host {host} is empty: the dbd host needs the password of the "

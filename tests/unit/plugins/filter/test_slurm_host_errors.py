@@ -20,6 +20,7 @@ GOOD = {
 def test_good_inputs_have_no_errors() -> None:
     assert slurm_host_errors("gpu1", GOOD) == []
     assert slurm_host_errors("gpu1", {**GOOD, "gpu_count": "8", "node_shape": ""}) == []
+    assert slurm_host_errors("gpu1", {**GOOD, "restart_batch": "4", "nodes_removed_timeout": 0}) == []
     assert slurm_host_errors("ctl", {**GOOD, "node_roles": ["controller", "dbd"], "dbd_password_set": True}) == []
 
 
@@ -31,6 +32,9 @@ def test_each_problem_names_the_variable_the_value_and_the_host() -> None:
         "node_shape": (8, "slurm_node_shape on host gpu1 is 8"),
         "gres_autodetect": ("nvlm", 'slurm_gres_autodetect on host gpu1 is "nvlm"'),
         "dbd_password_set": (False, "slurm_dbd_storage_password on host gpu1 is empty"),
+        "restart_batch": (0, "slurm_restart_batch on host gpu1 is 0: it must be a whole number, 1 or more"),
+        "restart_timeout": ("soon", 'slurm_restart_timeout on host gpu1 is "soon"'),
+        "nodes_removed_timeout": (-5, "slurm_nodes_removed_timeout on host gpu1 is -5"),
     }
     for key, (value, start) in cases.items():
         (message,) = slurm_host_errors("gpu1", {**GOOD, key: value})
