@@ -638,11 +638,6 @@ SHAPES: dict[str, dict[str, Any]] = {
 }
 
 
-def shape_names() -> list:
-    """All shape names in the table, sorted."""
-    return sorted(SHAPES)
-
-
 def shape_info(name: str | None) -> dict[str, Any] | None:
     """A copy of the table row for ``name`` (exact OCI spelling), or None for an unknown shape."""
     if not name:

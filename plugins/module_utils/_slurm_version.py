@@ -86,19 +86,16 @@ VERSION_TABLE: tuple[dict[str, Any], ...] = (
         "since": (22, 5),
         "bad_config_kills_slurmctld": True,
         "node_change": "restart",
-        "node_definition_change": "restart",
     },
     {
         "since": (23, 11),
         "bad_config_kills_slurmctld": False,
         "node_change": "restart",
-        "node_definition_change": "restart",
     },
     {
         "since": (24, 11),
         "bad_config_kills_slurmctld": False,
         "node_change": "reconfigure",
-        "node_definition_change": "reconfigure",
     },
 )
 
@@ -239,7 +236,7 @@ def change_plan(
                 reconfigure = True
                 reasons.append("nodes added or removed: reconfigure (24.11+)")
         if redefined:
-            if row["node_definition_change"] == "restart":
+            if row["node_change"] == "restart":
                 restart.update(("slurmctld", "slurmd"))
                 reasons.append("node definitions changed: slurmctld and every slurmd restart before 24.11")
             else:

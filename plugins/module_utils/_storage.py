@@ -474,8 +474,3 @@ def lustre_mounts(
             }
         )
     return {"errors": errors, "mounts": out, "to_resolve": to_resolve}
-
-
-def lnet_networks(network: str, interface: str) -> str:
-    """The ``lnet networks=`` value: ``tcp0(eth0)``."""
-    return f"{network}({interface})"

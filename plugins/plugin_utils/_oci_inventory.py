@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -724,10 +724,6 @@ def default_group_names(hv: dict[str, Any], warn: Callable[[str], None] | None =
         elif warn:
             warn(f"{hv.get('oci_display_name')}: unknown slurm_role {role!r} ignored (known: {', '.join(SLURM_ROLES)})")
     return groups
-
-
-def iter_names(hosts: Iterable[dict[str, Any]]) -> list[str]:
-    return [h["name"] for h in hosts]
 
 
 # ---------------------------------------------------------------------------------------------

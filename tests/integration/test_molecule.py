@@ -32,10 +32,6 @@ def _platforms() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def test_scenarios_exist() -> None:
-    assert "lab_imds" in SCENARIOS, f"found {SCENARIOS}"
-
-
 def test_platform_names_and_networks_are_unique_and_local() -> None:
     """Platform names are global podman container names: two scenarios must never share one."""
     seen: dict[str, str] = {}

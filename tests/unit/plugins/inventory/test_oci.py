@@ -485,13 +485,21 @@ def test_compose_and_keyed_groups_see_every_computed_var(lab: Any) -> None:
     assert bm and set(data["healthy_gpu"]["hosts"]) == bm
 
 
-def lab_model(lab: Any, name: str) -> str:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+# The GPU model of each shape the emulated tenancy launches (OCI's shape names), written out here
+# rather than read from the shape table the plugin uses.
+LAB_GPU_MODELS = {
+    "BM.GPU.H100.8": "h100",
+    "BM.GPU.H200.8": "h200",
+    "BM.GPU.A100-v2.8": "a100",
+    "BM.GPU.MI300X.8": "mi300x",
+}
 
+
+def lab_model(lab: Any, name: str) -> str:
     for rdata in lab.tenancy.data["regions"].values():
         for i in rdata["instances"]:
             if i["_vnics"][0]["hostnameLabel"] == name:
-                return _shapes.gres_type(i["shape"]) or ""
+                return LAB_GPU_MODELS[i["shape"]]
     raise AssertionError(name)
 
 

@@ -66,10 +66,3 @@ def test_clients_get_the_retry_strategy_and_no_circuit_breaker(tmp_path: Path) -
     assert client.base_client.endpoint.startswith("http://127.0.0.1:1")
     short = _oci_auth.retry_strategy(2, 0.5)
     assert short.checkers.checkers[0].max_attempts == 2 and short.max_wait_between_calls_seconds == 0.5
-
-
-def test_module_parses_as_python38() -> None:
-    # module_utils may run on managed nodes with Python 3.8
-    import ast
-
-    ast.parse(Path(_oci_auth.__file__).read_text(), feature_version=(3, 8))

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import Path
 
@@ -97,8 +96,3 @@ def test_shape_info_returns_a_copy() -> None:
     assert row is not None
     row["gpu_count"] = 0
     assert _shapes.gpu_count("BM.GPU.H100.8") == 8
-
-
-def test_module_parses_as_python38() -> None:
-    # Managed nodes may run Python 3.8: the module must parse with that grammar.
-    ast.parse(MODULE.read_text(), feature_version=(3, 8))
