@@ -417,7 +417,9 @@ def plan_cluster(
         "live_source": live_sources[0] if live_sources else "",
         # The host that checks the candidate with the installed Slurm before any file changes: a
         # standing compute host with a fresh record runs slurmd -G; else a controller checks plugins.
-        "check_host": next((h for h in compute if h in fresh), ctl_standing[0] if ctl_standing else ""),
+        "check_host": next(
+            (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
+        ),
         "plan": plan,
         "report": report,
     }

@@ -348,3 +348,13 @@ def test_the_check_host_is_a_standing_compute_host_with_a_record_else_a_controll
     # No compute host stands: the controller checks the plugin names.
     out = plan_cluster(CLUSTER, hosts(["ctl", "login1"]), {"ctl": probe("ctl")})
     assert out["check_host"] == "ctl"
+
+
+def test_a_node_taken_out_on_purpose_never_checks_the_candidate() -> None:
+    """The candidate no longer defines it: slurmd -G -N <it> would fail on every removal."""
+    run = hosts(["ctl", "gpu1", "gpu2", "login1"])
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in run["in_run"]}
+    out = plan_cluster(dict(CLUSTER, nodes_removed=["gpu1"]), run, probes)
+    assert out["nodes"]["removed"] == ["gpu1"]
+    assert out["check_host"] == "gpu2"
+    assert "NodeName=gpu2 " in out["files"]["slurm.conf"] and "gpu1" not in out["files"]["slurm.conf"]
