@@ -19,7 +19,8 @@ description:
     and C(slurm_node_shape) (a string), C(slurm_gres_autodetect) (auto, off, nvml, nvidia, rsmi),
     C(slurm_restart_batch) and C(slurm_restart_timeout) (whole numbers, 1 or more),
     C(slurm_nodes_removed_timeout) (a whole number), and on accounting hosts that a database
-    password is set (its value is never passed in).
+    password is set (only whether it is set, and what C(oci_gpu.cluster.slurm_conf_value) found
+    wrong with it, are passed in) and that the database name and user are safe names.
 positional: _input
 options:
   _input:
@@ -29,8 +30,9 @@ options:
   inputs:
     description:
       - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(gres_autodetect),
-        C(restart_batch), C(restart_timeout), C(nodes_removed_timeout), C(dbd_user) and
-        C(dbd_password_set) (a boolean, so the password stays out of the filter).
+        C(restart_batch), C(restart_timeout), C(nodes_removed_timeout), C(dbd_db), C(dbd_user),
+        C(dbd_password_set) (a boolean, so the password stays out of the filter) and
+        C(dbd_password_problem) (text, empty when the password can be written).
     type: dict
     required: true
 """
@@ -59,6 +61,8 @@ from collections.abc import Mapping
 from typing import Any
 
 VALID_ROLES = ("controller", "dbd", "compute", "login")
+SAFE_DB_NAME = r"[A-Za-z0-9_]{1,64}"
+SAFE_DB_USER = r"[A-Za-z0-9_-]{1,80}"
 GRES_AUTODETECT = ("auto", "off", "nvml", "nvidia", "rsmi")
 
 
@@ -117,6 +121,19 @@ def host_errors(host: str, inputs: Mapping[str, Any]) -> list[str]:
             f"slurm_dbd_storage_password on host {host} is empty: the dbd host needs the password of the "
             f"accounting database user {inputs.get('dbd_user', 'slurm')} (keep it in Ansible Vault)."
         )
+    if inputs.get("dbd_password_set") is not None:  # a dbd host with accounting
+        if inputs.get("dbd_password_problem"):
+            errors.append(f"On host {host}: {inputs['dbd_password_problem']}.")
+        for key, value, pattern in (
+            ("slurm_dbd_storage_db", inputs.get("dbd_db", "slurm_acct_db"), SAFE_DB_NAME),
+            ("slurm_dbd_storage_user", inputs.get("dbd_user", "slurm"), SAFE_DB_USER),
+        ):
+            if not isinstance(value, str) or not re.fullmatch(pattern, value):
+                errors.append(
+                    f"{key} on host {host} is {_show(value)}: use letters, digits and _ only"
+                    f"{' and -' if pattern == SAFE_DB_USER else ''}, at most "
+                    f"{64 if pattern == SAFE_DB_NAME else 80} characters (it reaches a MariaDB grant)."
+                )
     return errors
 
 

@@ -72,6 +72,8 @@ __all__ = [
     "PARTITION_KEYS",
     "SLURM_CONF_KEYS",
     "SlurmConfigError",
+    "conf_value",
+    "conf_value_problem",
     "render_slurm_config",
     "render_slurm_config_with_settings",
     "validate_slurm_config",
@@ -306,6 +308,32 @@ _TIME_RE = re.compile(r"^(?:INFINITE|UNLIMITED|\d+(?:-\d+)?(?::\d+){0,2})$", re.
 _MAX_REPORTED = 25
 
 
+def conf_value_problem(value: str) -> str:
+    """Why ``value`` cannot be one value of a slurm.conf/slurmdbd.conf line ('' when it can). The
+    message never repeats the value (it may be a password)."""
+    if "\n" in value or "\r" in value:
+        return "it contains a line break, which would start a new configuration line"
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "it contains a control character"
+    if '"' in value:
+        return 'it contains a double quote, which Slurm\'s parser cannot read inside a value ("[^"]*")'
+    if value != value.strip():
+        return "it starts or ends with whitespace, which Slurm's parser drops"
+    return ""
+
+
+def conf_value(value: str) -> str:
+    """``value`` written so that Slurm's parser reads it back unchanged: it cuts a line at an
+    unescaped ``#`` and drops every ``\\`` that escapes the next character, so ``\\`` and ``#`` are
+    escaped, and a value with whitespace or a backslash is quoted (the line then never ends in a
+    backslash, which would continue it). Raises ValueError (without the value) when it cannot be."""
+    problem = conf_value_problem(value)
+    if problem:
+        raise ValueError(problem)
+    text = value.replace("\\", "\\\\").replace("#", "\\#")
+    return f'"{text}"' if any(c.isspace() or c == "\\" for c in value) else text
+
+
 class SlurmConfigError(ValueError):
     """The spec cannot be rendered; ``problems`` lists every reason, each naming its culprit."""
 
@@ -474,8 +502,8 @@ class _Model:
         if "\n" in value or "\r" in value:
             self.problems.append(f"{where}: value {value!r} contains a line break")
             return None
-        text = value.strip().replace("#", "\\#")
-        if any(c.isspace() for c in text):
+        text = value.strip().replace("\\", "\\\\").replace("#", "\\#")
+        if any(c.isspace() or c == "\\" for c in value.strip()):
             if '"' in text:
                 self.problems.append(f"{where}: value {value!r} has both whitespace and a double quote")
                 return None
@@ -864,6 +892,19 @@ class _Model:
         ):
             base["DefMemPerCPU"] = min(shares)
         merged = self._merge(base, config, _SLURM_CANON, "config", "YES", "NO", check)
+        for key, value in merged.items():
+            low = key.lower()
+            if low == "jobcomppass" or (low == "accountingstoragepass" and not str(value).startswith("/")):
+                self.problems.append(
+                    f"config.{key}: a password does not belong in slurm.conf, which every node and user can read "
+                    "(and --diff shows); "
+                    + (
+                        "the accounting database password is slurm_dbd_storage_password (slurmdbd.conf, 0600 on the "
+                        "dbd host), and AccountingStoragePass takes only a munge socket path"
+                        if low == "accountingstoragepass"
+                        else "keep job completion credentials out of slurm.conf (use accounting through slurmdbd)"
+                    )
+                )
         if merged.get("AccountingStorageType", "").endswith("/slurmdbd") and "AccountingStorageTRES" not in merged:
             merged["AccountingStorageTRES"] = "gres/gpu"
             merged = {k: merged[k] for k in sorted(merged, key=str.lower)}
