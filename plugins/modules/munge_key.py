@@ -86,6 +86,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
 
 MIN_KEY_BYTES = 32
@@ -141,7 +142,7 @@ def main() -> None:
         except OSError as exc:
             os.unlink(tmp)
             module.fail_json(msg=f"cannot write {path}: {exc}")
-        module.atomic_move(tmp, path)
+        move_into_place(module, tmp, path)
 
     file_args = module.load_file_common_arguments(module.params)
     if current is not None or not module.check_mode:

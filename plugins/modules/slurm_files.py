@@ -157,6 +157,8 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
+
 ITEM_COMMON = {
     "path": {"type": "path", "required": True},
     "owner": {"type": "str", "default": "root"},
@@ -333,7 +335,7 @@ def main() -> None:
                     if os.path.exists(tmp):
                         os.unlink(tmp)
                     raise
-                module.atomic_move(tmp, path)
+                move_into_place(module, tmp, path)
             attrs_changed = module.set_fs_attributes_if_different(file_args(item, path), False)
         if content_changed or attrs_changed:
             changed_paths.append(path)
