@@ -238,6 +238,31 @@ def test_rendered_built_in_objects_validate_offline(converged: dict[str, Any]) -
     assert provisioners == {"fss.csi.oraclecloud.com", "lustre.csi.oraclecloud.com"}
 
 
+def test_rendered_objects_follow_least_privilege(converged: dict[str, Any]) -> None:
+    """Every object the role renders: Pod Security on each namespace (privileged only for the RDMA
+    network's), no binding to cluster-admin, no wildcard or escalating RBAC, no unpinned image."""
+    docs = load_rendered(converged["render"])
+    assert docs
+    for doc in docs:
+        kind, meta = doc["kind"], doc.get("metadata") or {}
+        if kind == "Namespace":
+            labels = meta.get("labels") or {}
+            rdma_ns = RICH_VARS.get("oke_addons_rdma_network_namespace", "default")
+            allowed = (
+                ("baseline", "restricted", "privileged") if meta["name"] == rdma_ns else ("baseline", "restricted")
+            )
+            assert labels.get("pod-security.kubernetes.io/enforce") in allowed, meta
+            assert labels.get("pod-security.kubernetes.io/warn") == "restricted", meta
+        if kind in ("ClusterRoleBinding", "RoleBinding"):
+            assert doc["roleRef"]["name"] != "cluster-admin", meta
+        if kind in ("ClusterRole", "Role"):
+            for rule in doc.get("rules") or []:
+                assert "*" not in rule.get("verbs", []) and "*" not in rule.get("resources", []), meta
+                assert not {"escalate", "bind", "impersonate"} & set(rule.get("verbs", [])), meta
+        for image in re.findall(r"image:\s*(\S+)", yaml.safe_dump(doc)):
+            assert ("@sha256:" in image or ":" in image.rsplit("/", 1)[-1]) and not image.endswith(":latest"), image
+
+
 def test_rendered_custom_resources_are_well_formed(converged: dict[str, Any]) -> None:
     docs = [d for d in load_rendered(converged["render"]) if d["apiVersion"] not in BUILT_IN_GROUPS]
     by_kind: dict[str, list[dict[str, Any]]] = {}
