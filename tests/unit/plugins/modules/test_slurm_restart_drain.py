@@ -170,3 +170,52 @@ def test_a_removal_told_to_cancel_cancels_only_the_jobs_on_those_nodes(cluster) 
     assert out.get("failed") is not True, out
     assert out["cancelled"] == ["41"] and out["changed"] is True
     assert read()["jobs"] == [["42", "bob", "RUNNING", "gpu2"]]
+
+
+def test_admin_down_nodes_are_held_drained_and_set_down_again_after_the_restarts(cluster, tmp_path) -> None:
+    write, read = cluster
+    record = tmp_path / "held.json"
+    write(
+        {
+            "gpu1": {"state": "DOWN", "reason": "bad DIMM"},
+            "gpu2": {"flags": ["DRAIN"], "reason": "RMA"},
+            "cpu1": {"state": "DOWN", "reason": "fan"},
+            "cpu2": {},
+        }
+    )
+    held = adhoc.run_module("slurm_admin_down", {"action": "hold", "state_file": str(record)})
+    assert held.get("failed") is not True, held
+    assert held["held"] == {"gpu1": "bad DIMM", "cpu1": "fan"} and held["changed"] is True
+    assert json.loads(record.read_text()) == {"cpu1": "fan", "gpu1": "bad DIMM"}
+    nodes = read()["nodes"]
+    assert nodes["gpu1"]["flags"] == ["DRAIN"] and nodes["gpu1"]["reason"] == "bad DIMM"
+    assert nodes["gpu2"]["reason"] == "RMA" and nodes["cpu2"]["flags"] == []
+
+    # A slurmctld restart: every slurmd registers; ReturnToService=2 turns DOWN+DRAIN into IDLE+DRAIN.
+    state = read()
+    for node in state["nodes"].values():
+        if node["state"] == "DOWN":
+            node["state"] = "IDLE"
+    # Meanwhile an administrator resumed cpu1.
+    state["nodes"]["cpu1"].update(flags=[], reason="")
+    Path(os.environ["STANDIN_STATE"]).write_text(json.dumps(state))
+
+    released = adhoc.run_module("slurm_admin_down", {"action": "release", "state_file": str(record)})
+    assert released.get("failed") is not True, released
+    assert released["released"] == ["gpu1"] and released["changed_by_admin"] == ["cpu1"]
+    nodes = read()["nodes"]
+    assert (nodes["gpu1"]["state"], nodes["gpu1"]["flags"], nodes["gpu1"]["reason"]) == ("DOWN", [], "bad DIMM")
+    assert (nodes["cpu1"]["state"], nodes["cpu1"]["flags"]) == ("IDLE", [])
+    assert not record.exists()
+    again = adhoc.run_module("slurm_admin_down", {"action": "release", "state_file": str(record)})
+    assert again["changed"] is False
+
+
+def test_nothing_is_held_below_return_to_service_2(cluster, tmp_path) -> None:
+    write, read = cluster
+    write({"gpu1": {"state": "DOWN", "reason": "bad DIMM"}})
+    out = adhoc.run_module(
+        "slurm_admin_down", {"action": "hold", "state_file": str(tmp_path / "h.json"), "return_to_service": 1}
+    )
+    assert out["changed"] is False and out["held"] == {}
+    assert read()["nodes"]["gpu1"]["flags"] == []
