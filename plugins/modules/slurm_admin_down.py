@@ -16,7 +16,7 @@ description:
     drained node gets no job), and records node and reason in O(state_file). Nodes recorded by an
     earlier hold that was never released stay recorded.
   - O(action=release) sets each recorded node DOWN again with its reason and takes the drain off,
-    unless an administrator changed the node in between (resumed it, or gave it another reason):
+    unless an administrator changed the node in between (resumed it, or gave it another reason);
     such a node is left as it is and named in C(changed_by_admin). Then O(state_file) is removed.
   - Runs where C(scontrol) reaches slurmctld, e.g. on the primary controller.
 author:
