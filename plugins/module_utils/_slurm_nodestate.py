@@ -26,8 +26,7 @@ def parse_show_node(text):
     current = None
     for raw in text.splitlines():
         line = raw.strip()
-        if not line:
-            current = None
+        if not line:  # 24.11 prints a line of spaces inside a node's block, before Reason=
             continue
         if line.startswith("NodeName="):
             name = line.split()[0].split("=", 1)[1]

@@ -26,13 +26,15 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate i
 
 STANDIN = Path(__file__).with_name("standins") / "slurm_standin.py"
 
-# scontrol show node, as Slurm 24.11 prints it (lines cut short).
+# scontrol show node, as Slurm 24.11 prints it in the lab (lines cut short; the line of three
+# spaces before Reason= is Slurm's).
 SHOW = """\
 NodeName=gpu1 Arch=x86_64 CoresPerSocket=4
    CPUAlloc=0 CPUEfctv=4 CPUTot=4 CPULoad=0.10
    State=IDLE+DRAIN ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A
    BootTime=2026-12-01T10:00:00 SlurmdStartTime=2026-12-01T10:01:02
-   Reason=disk check, ticket 42 [alice@2026-12-01T11:00:00]
+   CurrentWatts=0 AveWatts=0
+   \n   Reason=disk check, ticket 42 [alice@2026-12-01T11:00:00]
 
 NodeName=cpu1 Arch=x86_64 CoresPerSocket=4
    State=DOWN*+NOT_RESPONDING ThreadsPerCore=1 TmpDisk=0

@@ -36,6 +36,7 @@ def show(name, node):
     print(f"NodeName={name} Arch=x86_64 CoresPerSocket=1")
     print(f"   State={state} ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A")
     print(f"   BootTime=2026-12-01T10:00:00 SlurmdStartTime={node['start'] or 'None'}")
+    print("   ")  # Slurm 24.11 prints a line of spaces here
     if node["reason"]:
         print(f"   Reason={node['reason']} [root@2026-12-01T11:00:00]")
     print()
