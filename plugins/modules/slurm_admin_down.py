@@ -83,22 +83,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place, read_record
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate import (
     admin_down,
     bare_reason,
     drained,
     parse_show_node,
 )
-
-
-def read_record(path):
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
 def write_record(module, path, record):

@@ -192,11 +192,11 @@ nvml_plugin:
 
 import glob
 import hashlib
-import json
 import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import read_record
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import (
     gpu_check,
     gpu_devices_sorted,
@@ -255,14 +255,7 @@ def file_sha256(path: str) -> str:
 
 def applied_record(path: str) -> dict[str, str]:
     """The role's record of the files the daemons applied; {} when missing or unreadable."""
-    if not path:
-        return {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    return read_record(path)
 
 
 def _live_conf(paths: list[str]) -> tuple[str, str]:
