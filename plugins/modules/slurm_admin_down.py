@@ -15,9 +15,12 @@ description:
   - O(action=hold) drains every node that is DOWN without the DRAIN flag, with its own reason (a
     drained node gets no job), and records node and reason in O(state_file). Nodes recorded by an
     earlier hold that was never released stay recorded.
-  - O(action=release) sets each recorded node DOWN again with its reason and takes the drain off,
-    unless an administrator changed the node in between (resumed it, or gave it another reason);
-    such a node is left as it is and named in C(changed_by_admin). Then O(state_file) is removed.
+  - O(action=release) sets each recorded node DOWN again with its reason, unless an administrator
+    changed the node in between (resumed it, or gave it another reason; such a node is left as it is
+    and named in C(changed_by_admin)). The drain stays. Under C(ReturnToService=2) any later
+    registration of a running slurmd (slurmctld asks for them from time to time) returns a plain
+    DOWN node to service, while a DOWN+DRAIN node only becomes drained, out of service with its
+    reason, until an administrator resumes it. Then O(state_file) is removed.
   - Runs where C(scontrol) reaches slurmctld, e.g. on the primary controller.
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
@@ -67,7 +70,7 @@ held:
   returned: always
   type: dict
 released:
-  description: The nodes set DOWN again by a release.
+  description: The nodes set DOWN again (and still drained) by a release.
   returned: always
   type: list
   elements: str
@@ -153,14 +156,17 @@ def main() -> None:
         result["released"].append(name)
         if not module.check_mode:
             update([name], state="down", reason=reason)
-            update([name], state="undrain")
     if result["released"] and not module.check_mode:
         rc, out, _err = module.run_command([scontrol, "show", "node", ",".join(result["released"])])
         now = parse_show_node(out) if rc == 0 else {}
         for name in result["released"]:
             st = now.get(name, {})
-            if st.get("state") != "DOWN" or bare_reason(st.get("reason", "")) != record[name]:
-                update([name], state="down", reason=record[name])
+            if not drained(st) or bare_reason(st.get("reason", "")) != record[name]:
+                module.fail_json(
+                    msg=f"node {name} was held DOWN ({record[name]}) but is now {st.get('state')} "
+                    f"{'+'.join(st.get('flags', []))} with reason {st.get('reason', '')!r}",
+                    **result,
+                )
     if record:
         result["changed"] = True
         result["held"] = {}

@@ -15,9 +15,9 @@ description:
     new C(SlurmdStartTime) for O(node_name) with the node responding (it re-registered).
   - An administrator's C(DOWN) survives the restart. With C(ReturnToService=2) a DOWN node returns to
     service when its slurmd registers, so before the restart the node is drained with its own reason
-    (a drained node gets no job), and after the registration it is set DOWN with that reason again and
-    the drain is taken off. A drained node keeps its drain and its reason as Slurm does anyway. The
-    module never resumes a node.
+    (a drained node gets no job), and after the registration it is set DOWN with that reason again;
+    the drain stays, so that a later registration leaves it out of service too. A drained node keeps
+    its drain and its reason as Slurm does anyway. The module never resumes a node.
   - Fails, with C(msg) and the daemon's last journal lines, when the unit does not start or the daemon
     does not come back in time; the caller decides about a rollback.
 author:
@@ -227,16 +227,11 @@ class Restart:
         return "+".join([node.get("state", "?"), *node.get("flags", [])])
 
     def put_down(self, reason):
-        """Back to the administrator's DOWN, with the reason, without the drain this module added."""
+        """Back to the administrator's DOWN, with the reason; the drain this module added stays (under
+        ReturnToService=2 a later registration would return a plain DOWN node to service)."""
         self.update(state="down", reason=reason)
         node = self.nodes(self.p["node_name"]).get(self.p["node_name"], {})
-        if drained(node):
-            self.update(state="undrain")
-            node = self.nodes(self.p["node_name"]).get(self.p["node_name"], {})
-        if node.get("state") != "DOWN" or bare_reason(node.get("reason", "")) != reason:
-            self.update(state="down", reason=reason)
-            node = self.nodes(self.p["node_name"]).get(self.p["node_name"], {})
-        if node.get("state") != "DOWN":
+        if not drained(node) or bare_reason(node.get("reason", "")) != reason:
             self.fail(f"the node was DOWN ({reason}) before the restart and could not be set DOWN again")
 
 

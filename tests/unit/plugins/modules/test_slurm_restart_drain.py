@@ -91,18 +91,19 @@ def cluster(tmp_path, monkeypatch):
 
 
 def test_an_admin_down_node_is_down_again_with_its_reason_after_the_restart(cluster) -> None:
+    """DOWN+DRAIN: under ReturnToService=2 a later registration leaves it drained, not in service."""
     write, read = cluster
     write({"cpu1": {"state": "DOWN", "reason": "bad DIMM"}})
     out = adhoc.run_module("slurm_restart", {"unit": "slurmd", "node_name": "cpu1", "poll": 0.1})
     assert out.get("failed") is not True, out
     assert out["kept_down"] is True and out["state_before"] == "DOWN"
     node = read()["nodes"]["cpu1"]
-    assert (node["state"], node["flags"], node["reason"]) == ("DOWN", [], "bad DIMM")
+    assert (node["state"], node["flags"], node["reason"]) == ("DOWN", ["DRAIN"], "bad DIMM")
     log = read()["log"]
     drain = log.index("scontrol update nodename=cpu1 state=drain reason=bad DIMM")
     restart = log.index("systemctl restart slurmd.service")
-    down = log.index("scontrol update nodename=cpu1 state=down reason=bad DIMM")
-    assert drain < restart < down < log.index("scontrol update nodename=cpu1 state=undrain")
+    assert drain < restart < log.index("scontrol update nodename=cpu1 state=down reason=bad DIMM")
+    assert not [c for c in log if "undrain" in c or "resume" in c]
 
 
 def test_a_drained_node_is_left_to_slurm_and_never_resumed(cluster) -> None:
@@ -129,7 +130,7 @@ def test_a_failed_unit_start_puts_an_admin_down_back(cluster) -> None:
     out = adhoc.run_module("slurm_restart", {"unit": "slurmd", "node_name": "cpu1", "poll": 0.1})
     assert out["failed"] is True and "systemctl restart failed: Job for slurmd.service failed" in out["msg"]
     node = read()["nodes"]["cpu1"]
-    assert (node["state"], node["flags"], node["reason"]) == ("DOWN", [], "bad DIMM")
+    assert (node["state"], node["flags"], node["reason"]) == ("DOWN", ["DRAIN"], "bad DIMM")
 
 
 def test_check_mode_restarts_nothing(cluster) -> None:
@@ -206,7 +207,7 @@ def test_admin_down_nodes_are_held_drained_and_set_down_again_after_the_restarts
     assert released.get("failed") is not True, released
     assert released["released"] == ["gpu1"] and released["changed_by_admin"] == ["cpu1"]
     nodes = read()["nodes"]
-    assert (nodes["gpu1"]["state"], nodes["gpu1"]["flags"], nodes["gpu1"]["reason"]) == ("DOWN", [], "bad DIMM")
+    assert (nodes["gpu1"]["state"], nodes["gpu1"]["flags"], nodes["gpu1"]["reason"]) == ("DOWN", ["DRAIN"], "bad DIMM")
     assert (nodes["cpu1"]["state"], nodes["cpu1"]["flags"]) == ("IDLE", [])
     assert not record.exists()
     again = adhoc.run_module("slurm_admin_down", {"action": "release", "state_file": str(record)})
