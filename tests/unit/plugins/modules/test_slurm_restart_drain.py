@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import adhoc
@@ -62,7 +63,9 @@ def cluster(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for name in ("scontrol", "squeue", "scancel", "systemctl", "journalctl"):
-        (bin_dir / name).symlink_to(STANDIN)
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} {name} "$@"\n')
+        script.chmod(0o755)
     state = tmp_path / "state.json"
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("STANDIN_STATE", str(state))

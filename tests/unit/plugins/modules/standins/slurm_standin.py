@@ -1,9 +1,9 @@
-#!/usr/bin/env python3
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Test-only stand-in for scontrol, squeue, scancel, systemctl and journalctl (this host runs no
-slurmctld and no systemd). Linked under those names into a directory put first on PATH; the
-cluster lives in the JSON file $STANDIN_STATE and every call is appended to its "log".
+slurmctld and no systemd). The tests put a directory first on PATH holding one small script per
+command, which runs ``python slurm_standin.py <command> <args>``; the cluster lives in the JSON
+file $STANDIN_STATE and every call is appended to its "log".
 
 The state: ``nodes`` (name -> state, flags, reason, start), ``jobs`` ([id, user, state, node]),
 ``jobs_end_after`` (squeue calls before the jobs end by themselves; -1 never), ``on_restart``
@@ -23,7 +23,7 @@ def main() -> int:
     path = os.environ["STANDIN_STATE"]
     with open(path, encoding="utf-8") as handle:
         st = json.load(handle)
-    cmd, args = os.path.basename(sys.argv[0]), sys.argv[1:]
+    cmd, args = sys.argv[1], sys.argv[2:]
     st["log"].append(" ".join([cmd, *args]))
     rc = run(st, cmd, args)
     with open(path, "w", encoding="utf-8") as handle:
