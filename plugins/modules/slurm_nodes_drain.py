@@ -9,7 +9,7 @@ module: slurm_nodes_drain
 short_description: Drain Slurm nodes and wait for their jobs to end, before they are taken out
 version_added: 0.3.0
 description:
-  - Drains each node of O(nodes) that slurmctld knows and that is not drained yet, with O(reason); a
+  - Reads every node once (one C(scontrol show node)), then drains each node of O(nodes) that slurmctld knows and that is not drained yet, with O(reason); a
     node an administrator drained keeps its own reason. Nodes slurmctld does not know are skipped.
   - Then waits up to O(timeout) seconds until no job runs on those nodes (C(squeue --nodelist)).
   - When jobs are still there after the wait, fails naming each job, its user and its state, and the
@@ -142,14 +142,12 @@ def main() -> None:
     if not wanted:
         module.exit_json(seconds=0.0, **result)
 
-    known = {}
-    for name in wanted:  # one call per node: an unknown name would fail a call for the whole list
-        rc, out, _err = module.run_command([scontrol, "show", "node", name])
-        state = parse_show_node(out).get(name) if rc == 0 else None
-        if state is None:
-            result["unknown"].append(name)
-        else:
-            known[name] = state
+    rc, out, err = module.run_command([scontrol, "show", "node"])  # one call for the whole cluster
+    if rc != 0:
+        module.fail_json(msg=f"scontrol show node failed: {err.strip()}", **result)
+    cluster = parse_show_node(out)
+    known = {name: cluster[name] for name in wanted if name in cluster}
+    result["unknown"] = [name for name in wanted if name not in cluster]
     for name, state in known.items():
         if drained(state):
             result["already_drained"].append(f"{name} ({bare_reason(state['reason']) or 'no reason'})")
