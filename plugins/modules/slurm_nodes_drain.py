@@ -9,8 +9,9 @@ module: slurm_nodes_drain
 short_description: Drain Slurm nodes and wait for their jobs to end, before they are taken out
 version_added: 0.3.0
 description:
-  - Reads every node once (one C(scontrol show node)), then drains each node of O(nodes) that slurmctld knows and that is not drained yet, with O(reason); a
-    node an administrator drained keeps its own reason. Nodes slurmctld does not know are skipped.
+  - Reads every node once (one C(scontrol show node)), then drains each node of O(nodes) that
+    slurmctld knows and that is not drained yet, with O(reason); a node an administrator drained
+    keeps its own reason. Nodes slurmctld does not know are skipped.
   - Then waits up to O(timeout) seconds until no job runs on those nodes (C(squeue --nodelist)).
   - When jobs are still there after the wait, fails naming each job, its user and its state, and the
     nodes stay drained (no new job starts there); with O(cancel_jobs=true) it cancels those jobs
