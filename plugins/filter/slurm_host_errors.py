@@ -16,11 +16,12 @@ description:
     several mistakes hears of all of them in one run, from one task.
   - It checks C(slurm_controller_hosts) (a non-empty list), C(slurm_node_roles) (a non-empty list of
     controller, dbd, compute, login), on compute hosts C(slurm_gpu_count) (a whole number or -1)
-    and C(slurm_node_shape) (a string), C(slurm_gres_autodetect) (auto, off, nvml, nvidia, rsmi),
-    C(slurm_restart_batch) and C(slurm_restart_timeout) (whole numbers, 1 or more),
+    and C(slurm_node_shape) (a string), C(slurm_restart_batch) and C(slurm_restart_timeout) (whole numbers, 1 or more),
     C(slurm_nodes_removed_timeout) (a whole number), and on accounting hosts that a database
     password is set (only whether it is set, and what C(oci_gpu.cluster.slurm_conf_value) found
     wrong with it, are passed in) and that the database name and user are safe names.
+  - Types and choices are the role's argument spec's to check (its C(main) and C(preflight) entry
+    points); this filter checks what a spec cannot say, such as ranges and names.
 positional: _input
 options:
   _input:
@@ -29,8 +30,8 @@ options:
     required: true
   inputs:
     description:
-      - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(gres_autodetect),
-        C(restart_batch), C(restart_timeout), C(nodes_removed_timeout), C(dbd_db), C(dbd_user),
+      - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(restart_batch),
+        C(restart_timeout), C(nodes_removed_timeout), C(dbd_db), C(dbd_user),
         C(dbd_password_set) (a boolean, so the password stays out of the filter) and
         C(dbd_password_problem) (text, empty when the password can be written).
     type: dict
@@ -45,7 +46,7 @@ EXAMPLES = r"""
   vars:
     errors: >-
       {{ inventory_hostname | oci_gpu.cluster.slurm_host_errors({'controller_hosts': slurm_controller_hosts,
-         'node_roles': slurm_node_roles, 'gres_autodetect': slurm_gres_autodetect}) }}
+         'node_roles': slurm_node_roles, 'restart_batch': slurm_restart_batch}) }}
 """
 
 RETURN = r"""
@@ -63,7 +64,6 @@ from typing import Any
 VALID_ROLES = ("controller", "dbd", "compute", "login")
 SAFE_DB_NAME = r"[A-Za-z0-9_]{1,64}"
 SAFE_DB_USER = r"[A-Za-z0-9_-]{1,80}"
-GRES_AUTODETECT = ("auto", "off", "nvml", "nvidia", "rsmi")
 
 
 def _show(value: Any) -> str:
@@ -106,12 +106,6 @@ def host_errors(host: str, inputs: Mapping[str, Any]) -> list[str]:
                 f"slurm_node_shape on host {host} is {_show(shape)}: give an OCI shape name such as "
                 "BM.GPU.H100.8, or an empty string."
             )
-    detect = inputs.get("gres_autodetect", "auto")
-    if detect not in GRES_AUTODETECT:
-        errors.append(
-            f"slurm_gres_autodetect on host {host} is {_show(detect)}: use auto, off, nvml, nvidia "
-            "(Slurm 24.11+) or rsmi."
-        )
     for key, least in (("restart_batch", 1), ("restart_timeout", 1), ("nodes_removed_timeout", 0)):
         value = inputs.get(key, least)
         if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", str(value)) or int(value) < least:

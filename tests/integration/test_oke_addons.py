@@ -198,6 +198,19 @@ def test_converges_then_second_run_changes_nothing(converged: dict[str, Any]) ->
     ]
 
 
+def test_configure_tag_alone_runs_its_checks_in_check_mode_and_changes_nothing(converged: dict[str, Any]) -> None:
+    """--tags oke_addons_configure runs the preflight it needs (read-only calls), not the add-on step."""
+    lab = converged["lab"]
+    before = len(writes(lab))
+    run = playbook(lab, converged["extra"], "--check", "--tags", "oke_addons_configure")
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert recap(run)["changed"] == 0, run.stdout[-3000:]
+    assert "oke_addons : Check the cluster is ACTIVE]" in run.stdout
+    assert "oke_addons : Render the Kubernetes objects]" in run.stdout
+    assert "oke_addons : Apply each managed add-on after the ones it depends on]" not in run.stdout
+    assert len(writes(lab)) == before
+
+
 def test_first_run_writes_in_dependency_order_with_gates(converged: dict[str, Any]) -> None:
     log = converged["first_log"]
     assert [(w["op"], w["addon"]) for w in log] == [

@@ -30,7 +30,7 @@ def preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedPro
             "tasks": [
                 {
                     "name": "Run the checks",
-                    "ansible.builtin.include_role": {"name": f"oci_gpu.cluster.{role}", "tasks_from": "preflight.yml"},
+                    "ansible.builtin.include_role": {"name": f"oci_gpu.cluster.{role}", "tasks_from": "preflight"},
                 }
             ],
         }
@@ -84,7 +84,7 @@ def test_munge_accepts_a_good_key_and_an_empty_one_with_a_source_in_the_play(tmp
         assert res.returncode == 0, res.stdout + res.stderr
 
 
-def test_slurm_reports_every_bad_input_of_a_host_at_once(tmp_path: Path) -> None:
+def test_slurm_spec_refuses_bad_types_and_choices_at_once(tmp_path: Path) -> None:
     res = preflight(
         tmp_path,
         "slurm",
@@ -97,4 +97,23 @@ def test_slurm_reports_every_bad_input_of_a_host_at_once(tmp_path: Path) -> None
     )
     out = res.stdout + res.stderr
     assert res.returncode != 0, out
-    assert 'slurm_gpu_count on host node7 is "eight"' in out and 'slurm_gres_autodetect on host node7 is "nvlm"' in out
+    # Types and choices: the role's argument spec, through its preflight entry point, all at once.
+    assert "fatal: [node7]" in out and 'argument_spec_name": "preflight"' in out, out
+    assert "argument 'slurm_gpu_count' is of type str and we were unable to convert to int" in out, out
+    assert "value of slurm_gres_autodetect must be one of: auto, off, nvml, nvidia, rsmi, got: nvlm" in out, out
+
+
+def test_slurm_reports_every_problem_the_spec_cannot_see_at_once(tmp_path: Path) -> None:
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["compute", "gpu"],
+            "slurm_restart_batch": 0,
+        },
+    )
+    out = res.stdout + res.stderr
+    assert res.returncode != 0, out
+    assert 'slurm_node_roles on host node7 is ["compute", "gpu"]' in out, out
+    assert "slurm_restart_batch on host node7 is 0: it must be a whole number, 1 or more" in out, out

@@ -11,7 +11,6 @@ GOOD = {
     "node_roles": ["compute"],
     "gpu_count": -1,
     "node_shape": "BM.GPU.H100.8",
-    "gres_autodetect": "auto",
     "dbd_user": "slurm",
     "dbd_password_set": None,
 }
@@ -30,7 +29,6 @@ def test_each_problem_names_the_variable_the_value_and_the_host() -> None:
         "node_roles": (["compute", "gpu"], 'slurm_node_roles on host gpu1 is ["compute", "gpu"]'),
         "gpu_count": ("eight", 'slurm_gpu_count on host gpu1 is "eight"'),
         "node_shape": (8, "slurm_node_shape on host gpu1 is 8"),
-        "gres_autodetect": ("nvlm", 'slurm_gres_autodetect on host gpu1 is "nvlm"'),
         "dbd_password_set": (False, "slurm_dbd_storage_password on host gpu1 is empty"),
         "restart_batch": (0, "slurm_restart_batch on host gpu1 is 0: it must be a whole number, 1 or more"),
         "restart_timeout": ("soon", 'slurm_restart_timeout on host gpu1 is "soon"'),
@@ -45,8 +43,8 @@ def test_strings_where_lists_belong_and_several_problems_at_once() -> None:
     errors = slurm_host_errors("gpu1", {**GOOD, "controller_hosts": "ctl", "node_roles": "compute", "gpu_count": -2})
     assert [e.split(" ", 1)[0] for e in errors] == ["slurm_controller_hosts", "slurm_node_roles"]
     # A host whose roles are unusable is not judged as a compute host.
-    errors = slurm_host_errors("gpu1", {**GOOD, "gpu_count": True, "gres_autodetect": "x"})
-    assert [e.split(" ", 1)[0] for e in errors] == ["slurm_gpu_count", "slurm_gres_autodetect"]
+    errors = slurm_host_errors("gpu1", {**GOOD, "gpu_count": True, "restart_batch": 0})
+    assert [e.split(" ", 1)[0] for e in errors] == ["slurm_gpu_count", "slurm_restart_batch"]
 
 
 def test_compute_only_checks_skip_other_roles_and_bad_inputs_say_so() -> None:
