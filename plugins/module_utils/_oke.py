@@ -10,6 +10,7 @@ work-request waits). ``oci`` is imported lazily through ``_oci_auth`` so this fi
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from typing import Any
@@ -284,6 +285,163 @@ def summarise_node_pools(pools: list[dict[str, Any]]) -> dict[str, Any]:
             rec["active_nodes"] += active
             rec["gpus_active"] += active * max(gpus, 0)
     return {"node_pools": out_pools, "nodes": counts, "gpu_shapes": [shapes[k] for k in sorted(shapes)]}
+
+
+# -- the oke_addons role's plan (filter oci_gpu.cluster.oke_addons_plan) ---------------------------
+# Order in which managed add-ons are applied, whatever the order of oke_addons_addons: NFD labels
+# nodes first; OKE's own device plugin goes before the GPU operator takes over; the network
+# operator waits for the GPU operator's toolkit rollout (it restarts the runtime).
+ADDON_ORDER = {
+    "NodeFeatureDiscovery": 10,
+    "NvidiaGpuPlugin": 15,
+    "NvidiaGpuOperator": 20,
+    "NvidiaNetworkOperator": 30,
+    "CertManager": 40,
+    "KubernetesMetricsServer": 40,
+    "ClusterAutoscaler": 50,
+}
+ADDON_ORDER_UNKNOWN = 90
+
+
+def sriov_resources(gpu_shapes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The SR-IOV device plugin's resource list: one RDMA resource per GPU shape with RDMA NICs
+    (``gpu_shapes`` as summarise_node_pools returns them)."""
+    return [
+        {
+            "resourcePrefix": "nvidia.com",
+            "resourceName": s["rdma"]["rdma_resource_name"],
+            "selectors": {
+                "vendors": [s["rdma"]["rdma_vendor_id"]],
+                "devices": [s["rdma"]["rdma_vf_device_id"]],
+                "drivers": [s["rdma"]["rdma_driver"]],
+                "isRdma": True,
+            },
+        }
+        for s in gpu_shapes
+        if s.get("rdma")
+    ]
+
+
+def default_configurations(
+    name: str, *, gpu_driver_enabled: bool, rdma_resources: list[dict[str, Any]]
+) -> dict[str, str]:
+    """The role's configurations of an add-on before the user's own. OKE GPU images carry the NVIDIA
+    driver and the Mellanox OFED stack, so the operators install neither (the GPU driver only when
+    asked); NFD comes from its own add-on, so the operators' bundled NFD stays off."""
+    if name == "NvidiaGpuOperator":
+        return {
+            "driver.enabled": "true" if gpu_driver_enabled else "false",
+            "toolkit.enabled": "true",
+            "devicePlugin.enabled": "true",
+            "dcgmExporter.enabled": "true",
+            "nfd.enabled": "false",
+        }
+    if name == "NvidiaNetworkOperator":
+        return {
+            "nfd.enabled": "false",
+            "ofedDriver.deploy": "false",
+            "sriovDevicePlugin.deploy": "true",
+            "secondaryNetwork.deploy": "true",
+            "sriovDevicePlugin.resources": json.dumps(rdma_resources),
+        }
+    return {}
+
+
+def addons_input_errors(addons: list[dict[str, Any]]) -> list[str]:
+    """What is wrong with ``oke_addons_addons`` itself, before any call: an add-on named twice, a
+    configuration value that is not a string."""
+    errors = []
+    names = [str(a.get("name")) for a in addons]
+    if len(names) != len(set(names)):
+        errors.append(f"oke_addons_addons names an add-on more than once: {', '.join(names)}")
+    bad = [
+        f"oke_addons_addons[{a.get('name')}].configurations[{key}] = {json.dumps(value, default=str)}"
+        for a in addons
+        for key, value in (a.get("configurations") or {}).items()
+        if not isinstance(value, str)
+    ]
+    if bad:
+        errors.append(
+            f'OKE add-on configuration values must be strings (quote them, e.g. "true"); not strings: {"; ".join(bad)}'
+        )
+    return errors
+
+
+def not_offered(plan: list[dict[str, Any]], options: list[dict[str, Any]]) -> list[str]:
+    """Present add-ons of ``plan`` that the cluster's Kubernetes version is not offered, or whose
+    version is not; ``options`` as oke_addon_info returns them (``[{name, versions: [{version}]}]``)."""
+    offered = {o.get("name"): [v.get("version") for v in o.get("versions") or []] for o in options}
+    known = ", ".join(sorted(str(n) for n in offered))
+    out = []
+    for addon in plan:
+        if addon["state"] != "present":
+            continue
+        if addon["name"] not in offered:
+            out.append(f"add-on {addon['name']} is unknown (known: {known})")
+        elif addon["version"] and addon["version"] not in offered[addon["name"]]:
+            out.append(
+                f"add-on {addon['name']} version {addon['version']} (offered: {', '.join(offered[addon['name']])})"
+            )
+    return out
+
+
+def plan_addons(
+    addons: list[dict[str, Any]],
+    *,
+    versions: dict[str, str] | None = None,
+    gpu_shapes: list[dict[str, Any]] | None = None,
+    options: list[dict[str, Any]] | None = None,
+    rdma_enabled: bool = True,
+    gpu_driver_enabled: bool = False,
+    disable_nvidia_gpu_plugin: bool = True,
+) -> dict[str, Any]:
+    """The managed add-ons to apply, in order, with their versions and merged configurations.
+
+    Returns ``plan`` (name, state, version or None, configurations or None, order), ``rdma_shapes``
+    (GPU shapes with RDMA NICs), ``rdma_resources`` (the SR-IOV resource list), ``not_offered``
+    (checked only when ``options`` is given) and ``errors`` (input errors, then what is not offered).
+    The network operator is planned only with ``rdma_enabled`` and a GPU shape with RDMA NICs; with
+    ``disable_nvidia_gpu_plugin`` and the GPU operator asked for, OKE's own GPU plugin is disabled.
+    """
+    versions = versions or {}
+    rdma_shapes = [s for s in gpu_shapes or [] if s.get("rdma")]
+    resources = sriov_resources(rdma_shapes)
+    names = [a.get("name") for a in addons]
+    plan = []
+    if disable_nvidia_gpu_plugin and "NvidiaGpuOperator" in names and "NvidiaGpuPlugin" not in names:
+        plan.append(
+            {
+                "name": "NvidiaGpuPlugin",
+                "state": "absent",
+                "version": None,
+                "configurations": None,
+                "order": ADDON_ORDER["NvidiaGpuPlugin"],
+            }
+        )
+    for addon in addons:
+        name = addon.get("name")
+        if name == "NvidiaNetworkOperator" and not (rdma_enabled and rdma_shapes):
+            continue
+        merged = default_configurations(name, gpu_driver_enabled=gpu_driver_enabled, rdma_resources=resources)
+        merged.update(addon.get("configurations") or {})
+        plan.append(
+            {
+                "name": name,
+                "state": addon.get("state") or "present",
+                "version": addon.get("version") or versions.get(name) or None,
+                "configurations": merged or None,
+                "order": ADDON_ORDER.get(name, ADDON_ORDER_UNKNOWN),
+            }
+        )
+    plan.sort(key=lambda a: a["order"])
+    missing = not_offered(plan, options) if options is not None else []
+    return {
+        "plan": plan,
+        "rdma_shapes": rdma_shapes,
+        "rdma_resources": resources,
+        "not_offered": missing,
+        "errors": addons_input_errors(addons) + missing,
+    }
 
 
 # -- SDK side ------------------------------------------------------------------------------------

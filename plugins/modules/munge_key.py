@@ -78,8 +78,6 @@ service_state:
   sample: {"loaded": "loaded", "active": "active", "enabled": "enabled"}
 """
 
-import base64
-import binascii
 import hashlib
 import os
 import tempfile
@@ -87,22 +85,8 @@ import tempfile
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import decode_key
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
-
-MIN_KEY_BYTES = 32
-MAX_KEY_BYTES = 1024
-
-
-def decode_key(text: str) -> bytes:
-    """Return the key bytes or raise ValueError saying why (never quoting the key)."""
-    compact = "".join(text.split())
-    try:
-        raw = base64.b64decode(compact, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError("key is not valid base64") from None
-    if not MIN_KEY_BYTES <= len(raw) <= MAX_KEY_BYTES:
-        raise ValueError(f"key decodes to {len(raw)} bytes; munge needs {MIN_KEY_BYTES} to {MAX_KEY_BYTES}")
-    return raw
 
 
 def read_current(path: str) -> bytes | None:

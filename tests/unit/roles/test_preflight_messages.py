@@ -63,9 +63,13 @@ def preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedPro
     ("extra", "expected"),
     [
         ({"munge_key": "not base64!", "munge_key_source_host": "node7"}, "munge_key on host node7 is not usable"),
+        (
+            {"munge_key": "QUJD", "munge_key_source_host": "node7"},
+            "munge_key on host node7 is not usable: key decodes to 3 bytes; munge needs 32 to 1024",
+        ),
         ({"munge_key": "", "munge_key_source_host": "ctl9"}, "munge_key_source_host 'ctl9' (seen from host node7)"),
     ],
-    ids=["bad-key", "source-not-in-play"],
+    ids=["bad-key", "short-key", "source-not-in-play"],
 )
 def test_munge_refusals_name_the_key_and_the_host(tmp_path: Path, extra: dict, expected: str) -> None:
     res = preflight(tmp_path, "munge", extra)
