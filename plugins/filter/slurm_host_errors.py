@@ -17,7 +17,9 @@ description:
   - It checks C(slurm_controller_hosts) (a non-empty list), C(slurm_node_roles) (a non-empty list of
     controller, dbd, compute, login), on compute hosts C(slurm_gpu_count) (a whole number or -1)
     and C(slurm_node_shape) (a string), C(slurm_restart_batch) and C(slurm_restart_timeout) (whole numbers, 1 or more),
-    C(slurm_nodes_removed_timeout) (a whole number), and on accounting hosts that a database
+    C(slurm_nodes_removed_timeout) (a whole number), that every role of the host has packages to
+    install (a distribution the role has no variables file for has none until C(slurm_packages_<role>)
+    name them), and on accounting hosts that a database
     password is set (only whether it is set, and what C(oci_gpu.cluster.slurm_conf_value) found
     wrong with it, are passed in) and that the database name and user are safe names.
   - Types and choices are the role's argument spec's to check (its C(main) and C(preflight) entry
@@ -31,7 +33,8 @@ options:
   inputs:
     description:
       - C(controller_hosts), C(node_roles), C(gpu_count), C(node_shape), C(restart_batch),
-        C(restart_timeout), C(nodes_removed_timeout), C(dbd_db), C(dbd_user),
+        C(restart_timeout), C(nodes_removed_timeout), C(packages) (role to package list),
+        C(distribution) (for the message), C(dbd_db), C(dbd_user),
         C(dbd_password_set) (a boolean, so the password stays out of the filter) and
         C(dbd_password_problem) (text, empty when the password can be written).
     type: dict
@@ -110,6 +113,15 @@ def host_errors(host: str, inputs: Mapping[str, Any]) -> list[str]:
         value = inputs.get(key, least)
         if isinstance(value, bool) or not re.fullmatch(r"[0-9]+", str(value)) or int(value) < least:
             errors.append(f"slurm_{key} on host {host} is {_show(value)}: it must be a whole number, {least} or more.")
+    packages = inputs.get("packages")
+    if isinstance(packages, Mapping):
+        for role in roles:
+            if role in VALID_ROLES and not packages.get(role):
+                errors.append(
+                    f"slurm_packages_{role} on host {host} is {_show(packages.get(role))}: no Slurm packages are known "
+                    f"for {inputs.get('distribution') or 'this distribution'}; name the packages that give this "
+                    f"host's {role} role (for example slurmctld and slurm-client on Debian)."
+                )
     if inputs.get("dbd_password_set") is False:
         errors.append(
             f"slurm_dbd_storage_password on host {host} is empty: the dbd host needs the password of the "

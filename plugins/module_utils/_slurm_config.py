@@ -74,6 +74,7 @@ __all__ = [
     "SlurmConfigError",
     "conf_value",
     "conf_value_problem",
+    "parse_slurm_conf",
     "render_slurm_config",
     "render_slurm_config_with_settings",
     "validate_slurm_config",
@@ -985,3 +986,45 @@ class _Model:
                 rendered.append(" ".join(parts))
             lines.extend(sorted(rendered))
         return "\n".join(lines) + "\n"
+
+
+# -- reading a slurm.conf back (the live file a run compares with, the change plan's input) --------
+def _logical_lines(text: str):
+    """Lines without comments, continuation lines joined; a ``#`` after a backslash is text, as in
+    Slurm's own parser (and in the values conf_value writes)."""
+    pending = ""
+    for raw in (text or "").splitlines():
+        line = _COMMENT.split(raw, 1)[0].rstrip()
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        line = (pending + line).strip()
+        pending = ""
+        if line:
+            yield line
+    if pending.strip():
+        yield pending.strip()
+
+
+_COMMENT = re.compile(r"(?<!\\)#")
+
+
+def parse_slurm_conf(text: str | None) -> dict[str, dict[str, str]]:
+    """Split slurm.conf text into ``{"keys": {lower-key: value}, "nodes": {name: definition},
+    "partitions": {name: definition}}`` (definitions with their words sorted)."""
+    keys: dict[str, str] = {}
+    nodes: dict[str, str] = {}
+    partitions: dict[str, str] = {}
+    for line in _logical_lines(text or ""):
+        first, _sep, rest = line.partition(" ")
+        key, _eq, value = first.partition("=")
+        lower = key.lower()
+        if lower == "nodename":
+            nodes[value] = " ".join(sorted(rest.split()))
+        elif lower == "partitionname":
+            partitions[value] = " ".join(sorted(rest.split()))
+        elif lower == "slurmctldhost":
+            keys[lower] = (keys[lower] + "," + line.split("=", 1)[1]) if lower in keys else line.split("=", 1)[1]
+        else:
+            keys[lower] = line.split("=", 1)[1].strip() if "=" in line else ""
+    return {"keys": keys, "nodes": nodes, "partitions": partitions}

@@ -30,7 +30,7 @@ from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._shapes import shape_info
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import parse_slurm_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import parse_slurm_conf
 
 __all__ = ["gpu_check", "merge_nodes", "merge_records", "node_record", "parse_slurmd_c", "records_from_conf"]
 

@@ -35,13 +35,13 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import H
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
     DEFAULT_SLURM_CONF,
     SlurmConfigError,
+    parse_slurm_conf,
     render_slurm_config_with_settings,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
-    parse_slurm_conf,
     parse_version,
 )
 

@@ -10,8 +10,6 @@ Public API
     The version in ``slurmd -V`` / package-manager output (``"24.11.5"``), or ``""``.
 ``behaviour(version) -> dict``
     The row of :data:`VERSION_TABLE` in force for that version.
-``parse_slurm_conf(text) -> dict``
-    ``{"keys": {lower-key: value}, "nodes": {name: definition}, "partitions": {name: definition}}``.
 ``change_plan(old_text, new_text, version, ...) -> dict``
     Which daemons a change of ``slurm.conf`` / ``gres.conf`` / ``cgroup.conf`` /
     ``slurmdbd.conf`` needs restarted, and whether ``scontrol reconfigure`` suffices.
@@ -35,8 +33,9 @@ import re
 from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import parse_slurm_conf
 
-__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_slurm_conf", "parse_version", "version_from_output"]
+__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_version", "version_from_output"]
 
 # Keys whose change needs a slurmctld restart (lower-case, as Slurm matches keys).
 _CTLD_RESTART = frozenset(
@@ -137,41 +136,6 @@ def behaviour(version: Any) -> dict[str, Any]:
         if candidate["since"] <= ver:
             row = candidate
     return dict(row)
-
-
-def _logical_lines(text: str):
-    pending = ""
-    for raw in (text or "").splitlines():
-        line = raw.split("#", 1)[0].rstrip()
-        if line.endswith("\\"):
-            pending += line[:-1] + " "
-            continue
-        line = (pending + line).strip()
-        pending = ""
-        if line:
-            yield line
-    if pending.strip():
-        yield pending.strip()
-
-
-def parse_slurm_conf(text: str | None) -> dict[str, dict[str, str]]:
-    """Split slurm.conf text into top-level keys, node lines and partition lines."""
-    keys: dict[str, str] = {}
-    nodes: dict[str, str] = {}
-    partitions: dict[str, str] = {}
-    for line in _logical_lines(text or ""):
-        first, _sep, rest = line.partition(" ")
-        key, _eq, value = first.partition("=")
-        lower = key.lower()
-        if lower == "nodename":
-            nodes[value] = " ".join(sorted(rest.split()))
-        elif lower == "partitionname":
-            partitions[value] = " ".join(sorted(rest.split()))
-        elif lower == "slurmctldhost":
-            keys[lower] = (keys[lower] + "," + line.split("=", 1)[1]) if lower in keys else line.split("=", 1)[1]
-        else:
-            keys[lower] = line.split("=", 1)[1].strip() if "=" in line else ""
-    return {"keys": keys, "nodes": nodes, "partitions": partitions}
 
 
 def _expand_node_names(nodes: dict[str, str]) -> dict[str, str]:

@@ -50,3 +50,18 @@ def test_strings_where_lists_belong_and_several_problems_at_once() -> None:
 def test_compute_only_checks_skip_other_roles_and_bad_inputs_say_so() -> None:
     assert slurm_host_errors("login1", {**GOOD, "node_roles": ["login"], "gpu_count": "x", "node_shape": 1}) == []
     assert slurm_host_errors("h", "nope") == ['slurm_host_errors: the inputs of host h are "nope", not a dict']
+
+
+def test_every_role_of_the_host_needs_packages() -> None:
+    packages = {"controller": ["slurmctld"], "dbd": [], "compute": ["slurmd"], "login": []}
+    inputs = {
+        **GOOD,
+        "node_roles": ["controller", "dbd", "compute"],
+        "packages": packages,
+        "distribution": "Gentoo 2.17",
+    }
+    assert slurm_host_errors("ctl", inputs) == [
+        "slurm_packages_dbd on host ctl is []: no Slurm packages are known for Gentoo 2.17; name the packages "
+        "that give this host's dbd role (for example slurmctld and slurm-client on Debian)."
+    ]
+    assert slurm_host_errors("ctl", {**inputs, "packages": {**packages, "dbd": ["slurmdbd"]}}) == []

@@ -25,6 +25,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     PARTITION_KEYS,
     SLURM_CONF_KEYS,
     SlurmConfigError,
+    parse_slurm_conf,
     render_slurm_config,
     validate_slurm_config,
 )
@@ -595,3 +596,21 @@ def test_default_memory_per_cpu_is_the_smallest_nodes_share() -> None:
 def test_default_memory_per_cpu_gives_way_to_the_config(config: dict[str, Any], expected: dict[str, str]) -> None:
     conf = keyvals(render_slurm_config(spec(config=config), omit_token=OMIT)["slurm.conf"])
     assert {k: v for k, v in conf.items() if k.startswith("DefMemPer")} == expected
+
+
+def test_parse_slurm_conf_splits_keys_nodes_partitions() -> None:
+    text = (
+        "ClusterName=lab\nSlurmctldHost=ctl\nGresTypes=gpu  # trailing comment\n# a comment\nSlurmctldHost=ctl2\n"
+        "NodeName=gpu[1-2] CPUs=8 \\\n  Gres=gpu:h100:8\nNodeName=cpu1 CPUs=4\n"
+        "PartitionName=gpu Nodes=gpu[1-2] Default=YES\nJobCompPass=pa\\#ss\n"
+    )
+    conf = parse_slurm_conf(text)
+    assert conf["keys"] == {
+        "clustername": "lab",
+        "slurmctldhost": "ctl,ctl2",
+        "grestypes": "gpu",
+        "jobcomppass": "pa\\#ss",
+    }
+    assert conf["nodes"] == {"gpu[1-2]": "CPUs=8 Gres=gpu:h100:8", "cpu1": "CPUs=4"}
+    assert conf["partitions"] == {"gpu": "Default=YES Nodes=gpu[1-2]"}
+    assert parse_slurm_conf(None) == {"keys": {}, "nodes": {}, "partitions": {}}

@@ -7,7 +7,6 @@ import pytest
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
-    parse_slurm_conf,
     parse_version,
 )
 
@@ -57,14 +56,6 @@ def test_behaviour_rows() -> None:
     assert behaviour("25.05.0")["node_change"] == "reconfigure"
     with pytest.raises(ValueError, match=r"21\.08 is older"):
         behaviour("21.08.8")
-
-
-def test_parse_slurm_conf_splits_keys_nodes_partitions() -> None:
-    conf = parse_slurm_conf(BASE + "# a comment\nSlurmctldHost=ctl2\n")
-    assert conf["keys"]["slurmctldhost"] == "ctl,ctl2"
-    assert conf["keys"]["grestypes"] == "gpu"
-    assert set(conf["nodes"]) == {"gpu[1-2]", "cpu1"}
-    assert set(conf["partitions"]) == {"gpu"}
 
 
 # (version, old, new, kwargs) -> (restart, reconfigure)
