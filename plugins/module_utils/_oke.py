@@ -25,13 +25,6 @@ WORK_REQUEST_DONE = ("SUCCEEDED", "FAILED", "CANCELED")
 
 CLUSTER_OCID_RE = re.compile(r"^ocid1\.cluster\.[a-z0-9-]+\.[a-z0-9-]*\.[A-Za-z0-9._-]+$")
 
-# RDMA NIC families by the HCA name prefix the shape table carries: PCI vendor id, the id of the
-# virtual function the SR-IOV device plugin hands to pods, and the kernel driver.
-RDMA_NIC_FAMILIES = {
-    "mlx5": {"vendor": "15b3", "vf_device": "101e", "driver": "mlx5_core"},
-    "ionic": {"vendor": "1dd8", "vf_device": "1003", "driver": "ionic"},
-}
-
 
 def oke_argspec() -> dict[str, Any]:
     """Argument spec of the options every ``oke_*`` module has: the shared authentication options
@@ -190,42 +183,12 @@ def _diff_view(current: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def shape_gpus(shape: str | None) -> int:
-    """GPUs per node of an OCI shape (the collection's shape table; 0 for CPU or unknown shapes,
-    except an unknown name with ``GPU`` in it, which counts as a GPU shape with an unknown count)."""
-    info = _shapes.SHAPES.get(shape or "")
-    if info is not None:
-        return int(info.get("gpu_count") or 0)
-    return -1 if "GPU" in (shape or "").upper() else 0
-
-
-def _cpus(shape: str) -> int | None:
-    """Kubernetes CPUs (hardware threads) of a node of ``shape``; None when the table does not say."""
-    info = _shapes.SHAPES.get(shape) or {}
-    if not info.get("ocpus"):
-        return None
-    # an x86 OCPU is one core with two threads; Ampere A1 OCPUs are single-threaded cores
-    return int(info["ocpus"]) * int(info.get("threads_per_core") or 2)
-
-
-def rdma_profile(shape: str) -> dict[str, Any] | None:
-    """RDMA facts of a shape for the SR-IOV device plugin, or None when the shape has no RDMA NICs."""
-    info = _shapes.SHAPES.get(shape) or {}
-    hcas = list(info.get("rdma_hca_names") or ())
-    if not info.get("rdma_nic_count") or not hcas:
-        return None
-    family = re.sub(r"_\d+$", "", hcas[0])
-    nic = RDMA_NIC_FAMILIES.get(family)
-    if nic is None:
-        return None
-    return {
-        "rdma_nic_count": int(info["rdma_nic_count"]),
-        "rdma_speed_gbps": info.get("rdma_speed_gbps"),
-        "rdma_hca_names": hcas,
-        "rdma_vendor_id": nic["vendor"],
-        "rdma_vf_device_id": nic["vf_device"],
-        "rdma_driver": nic["driver"],
-        "rdma_resource_name": "rdma_" + re.sub(r"[^a-z0-9]+", "_", shape.lower()).strip("_"),
-    }
+    """GPUs per node of an OCI shape, from the collection's shape table: 0 for a CPU shape, -1 for a
+    shape the table does not know whose name says GPU (a GPU pool of unknown count), else 0."""
+    count = _shapes.gpu_count(shape)
+    if count is None:
+        return -1 if _shapes.is_gpu_shape(shape) else 0
+    return count
 
 
 def summarise_node_pools(pools: list[dict[str, Any]]) -> dict[str, Any]:
@@ -266,19 +229,20 @@ def summarise_node_pools(pools: list[dict[str, Any]]) -> dict[str, Any]:
             }
         )
         if gpus:
+            info = _shapes.shape(shape)
             rec = shapes.setdefault(
                 shape,
                 {
                     "shape": shape,
                     "gpus_per_node": gpus,
-                    "gpu_model": (_shapes.SHAPES.get(shape) or {}).get("gpu_model"),
-                    "gpu_vendor": (_shapes.SHAPES.get(shape) or {}).get("gpu_vendor"),
-                    "cpus_per_node": _cpus(shape),
-                    "memory_gb_per_node": (_shapes.SHAPES.get(shape) or {}).get("memory_gb"),
+                    "gpu_model": info.gpu_model if info else None,
+                    "gpu_vendor": info.gpu_vendor if info else None,
+                    "cpus_per_node": _shapes.threads(shape),
+                    "memory_gb_per_node": info.memory_gb if info else None,
                     "nodes": 0,
                     "active_nodes": 0,
                     "gpus_active": 0,
-                    "rdma": rdma_profile(shape),
+                    "rdma": _shapes.rdma_profile(shape),
                 },
             )
             rec["nodes"] += len(nodes)

@@ -28,8 +28,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._shapes import shape_info
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import parse_slurm_conf
 
 __all__ = ["gpu_check", "merge_nodes", "merge_records", "node_record", "parse_slurmd_c", "records_from_conf"]
@@ -75,10 +75,9 @@ def gpu_check(name: str, shape: str | None, gpu_devices: Iterable[str], expected
     """Compare the GPUs a node shows with what its shape promises (or ``expected`` when given)."""
     devices = gpu_devices_sorted(gpu_devices)
     if expected is None:
-        info = shape_info(shape) if shape else None
-        if info is None:
+        expected = _shapes.gpu_count(shape)
+        if expected is None:  # no shape, or one the table does not know: nothing promised
             return None
-        expected = int(info.get("gpu_count") or 0)
     if len(devices) != expected:
         source = f"its shape {shape}" if shape else "slurm_gpu_count"
         shown = ", ".join(devices) if devices else "none"
@@ -107,8 +106,7 @@ def node_record(
     }
     devices = gpu_devices_sorted(gpu_devices)
     if devices:
-        info = shape_info(shape) if shape else None
-        record["gpu_type"] = gpu_type or (info or {}).get("gpu_model") or "gpu"
+        record["gpu_type"] = gpu_type or _shapes.gres_type(shape) or "gpu"
         record["gpu_count"] = len(devices)
         record["gpu_files"] = devices
     feats = list(features or [])

@@ -491,7 +491,7 @@ def _error_text(errors: list[dict[str, Any]]) -> str:
 
 
 def _is_bm_gpu(shape: str | None) -> bool:
-    return bool(shape) and shape.startswith("BM.") and _shapes.is_gpu_shape(shape)
+    return _shapes.is_bare_metal_gpu(shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -618,7 +618,7 @@ def host_vars(
 ) -> dict[str, Any]:
     sc = inst.get("shape_config") or {}
     shape = inst.get("shape")
-    info = _shapes.shape_info(shape) or {}
+    rec = _shapes.shape(shape)
     gpus = sc.get("gpus")
     if gpus is None:
         gpus = _shapes.gpu_count(shape)
@@ -660,11 +660,11 @@ def host_vars(
         "oci_gpus": int(gpus or 0),
         "oci_gpu_description": sc.get("gpu_description"),
         "oci_gpu_model": _shapes.gres_type(shape),
-        "oci_gpu_vendor": info.get("gpu_vendor") if gpus else None,
+        "oci_gpu_vendor": rec.gpu_vendor if rec is not None and gpus else None,
         "oci_ocpus": sc.get("ocpus"),
         "oci_memory_gb": sc.get("memory_in_gbs"),
         "oci_local_disks": sc.get("local_disks"),
-        "oci_rdma_nics": info.get("rdma_nic_count"),
+        "oci_rdma_nics": rec.rdma_nic_count if rec is not None else None,
         "oci_image_id": inst.get("image_id"),
         "oci_private_ip": primary.get("private_ip"),
         "oci_hostname_label": primary.get("hostname_label"),

@@ -88,6 +88,8 @@ def _load_shapes() -> ModuleType:
     if spec is None or spec.loader is None:
         raise LabError(f"cannot load the collection's shape table {path}")
     mod = importlib.util.module_from_spec(spec)
+    # Registered before it runs: its dataclass looks its module up by name.
+    sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
     return mod
 

@@ -159,10 +159,9 @@ def test_no_active_non_gpu_node() -> None:
     assert out["nodes"]["non_gpu_active"] == 0 and out["nodes"]["gpu_active"] == 1
 
 
-def test_rdma_profile() -> None:
-    assert _oke.rdma_profile("VM.Standard.E5.Flex") is None
-    assert _oke.rdma_profile("BM.GPU.A10.4") is None  # no RDMA NICs
+def test_shape_gpus_marks_an_unknown_gpu_shape() -> None:
     assert _oke.shape_gpus("BM.GPU.Future.99") == -1 and _oke.shape_gpus("VM.Standard3.Flex") == 0
+    assert _oke.shape_gpus("BM.GPU.H100.8") == 8 and _oke.shape_gpus("VM.Standard.E5.Flex") == 0
 
 
 class FakeClock:
