@@ -127,6 +127,7 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._lustre import lustre_mount_spec, lustre_nid
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._oci_auth import (
     HAS_OCI,
     OciAuthError,
@@ -136,7 +137,6 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._oci_auth import (
     oci_service_argspec,
     resolve_auth,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._storage import lustre_mount_spec, lustre_nid
 
 FIELDS = (
     "id",
