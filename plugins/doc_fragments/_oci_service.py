@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Region and endpoint options of the OCI modules (argument spec: ``_oci_auth.oci_service_argspec()``)."""
+"""Region and endpoint options, and the platform attribute, of the OCI modules (argument spec: ``_oci_auth.oci_service_argspec()``)."""
 
 from __future__ import annotations
 
@@ -20,4 +20,9 @@ options:
     type: str
 requirements:
   - oci (the OCI Python SDK)
+attributes:
+  platform:
+    details: Calls the OCI API from where it runs (usually the control node, C(delegate_to=localhost)).
+    support: N/A
+    platforms: posix
 """

@@ -46,17 +46,7 @@ extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    description: Read-only; never changes anything.
-    support: full
-  platform:
-    support: N/A
-    platforms: posix
+  - oci_gpu.cluster._read_only
 notes:
   - The mount target's address is its first private IP (C(GetPrivateIp)); a hostname label is not needed.
 """

@@ -81,14 +81,8 @@ options:
     default: 5
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    description: It only reads.
-    support: full
   platform:
     support: full
     platforms: posix

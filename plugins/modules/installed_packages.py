@@ -21,16 +21,10 @@ author:
 options: {}
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
   facts:
     description: Sets C(oci_gpu_installed_packages).
-    support: full
-  idempotent:
-    description: It only reads.
     support: full
   platform:
     support: full

@@ -74,9 +74,6 @@ attributes:
   idempotent:
     description: A second run with the same arguments changes nothing.
     support: full
-  platform:
-    support: N/A
-    platforms: posix
 seealso:
   - module: oci_gpu.cluster.oke_addon_info
   - module: oci_gpu.cluster.oke_cluster_info

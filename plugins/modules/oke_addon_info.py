@@ -33,18 +33,7 @@ extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads only.
-  diff_mode:
-    support: none
-  idempotent:
-    description: Reads only; never changes anything.
-    support: full
-  platform:
-    support: N/A
-    platforms: posix
+  - oci_gpu.cluster._read_only
 seealso:
   - module: oci_gpu.cluster.oke_addon
 """

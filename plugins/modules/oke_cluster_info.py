@@ -51,9 +51,6 @@ attributes:
   idempotent:
     description: The kubeconfig file is rewritten only when its content differs.
     support: full
-  platform:
-    support: N/A
-    platforms: posix
 seealso:
   - module: oci_gpu.cluster.oke_addon
 """

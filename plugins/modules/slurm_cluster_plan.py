@@ -98,6 +98,7 @@ options:
     default: __slurm_probe
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
 attributes:
   action:
     description: Runs on the control node only; it reads the other hosts' probes from hostvars.
@@ -105,13 +106,6 @@ attributes:
   bypass_host_loop:
     description: Runs once per host of the play; use C(run_once) so the cluster is planned once.
     support: none
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    description: It only reads and computes.
-    support: full
   platform:
     support: full
     platforms: posix

@@ -60,15 +60,11 @@ options:
     default: 60
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
 attributes:
   check_mode:
     support: full
     details: It only reads live state, so it runs in check mode too and refuses a bad candidate there.
-  diff_mode:
-    support: none
-  idempotent:
-    description: It changes nothing on the host.
-    support: full
   platform:
     support: full
     platforms: posix

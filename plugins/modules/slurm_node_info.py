@@ -104,14 +104,8 @@ options:
       - /usr/lib/slurm
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
 attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: none
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
   platform:
     support: N/A
     platforms: posix
