@@ -1,6 +1,9 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Region and endpoint options, and the platform attribute, of the OCI modules (argument spec: ``_oci_auth.oci_service_argspec()``)."""
+"""Region and endpoint options, and the platform attribute, of the OCI modules.
+
+Argument spec: ``_oci_auth.oci_service_argspec()``.
+"""
 
 from __future__ import annotations
 
