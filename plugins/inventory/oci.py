@@ -107,6 +107,8 @@ options:
     description:
       - Return what could be read when some calls fail after retries, with a warning that names what is
         missing, instead of failing. A 401 always fails at once.
+      - A partial result kept in the inventory cache warns each time it is served, and is refused once
+        this option is false.
     type: bool
     default: false
   default_groups:

@@ -272,6 +272,7 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
         "queried_compartments": [c["id"] for c in comps],
         "per_region": {},
         "errors": errors,
+        "notices": notices,
     }
     workers = max(1, int(opts.get("max_workers") or 8))
 
@@ -453,14 +454,26 @@ def fetch(api: Any, opts: dict[str, Any], warn: Callable[[str], None] | None = N
         for region, data in zip(regions, rpool.map(one_region, regions), strict=True):
             raw["per_region"][region] = data
 
-    if notices and warn:
-        for notice in sorted(set(notices))[:10]:
-            warn(notice)
     if errors and not opts.get("allow_partial"):
         raise InventoryError(_error_text(errors))
-    if errors and warn:
-        warn("partial inventory (allow_partial): " + _error_text(errors))
+    # The warnings come from build_hosts, which reads them from the raw data: a raw result served
+    # from the inventory cache warns the same as a fresh one.
     return raw
+
+
+def report_gaps(raw: dict[str, Any], opts: dict[str, Any], warn: Callable[[str], None] | None = None) -> None:
+    """Warn of what the raw data lacks (enrichments the policy refused, calls that failed under
+    ``allow_partial``), fresh or from the cache; raise ``InventoryError`` for failed calls unless
+    ``allow_partial`` (a partial result cached while it was set is not served once it is not)."""
+    notices = raw.get("notices") or []
+    errors = raw.get("errors") or []
+    if errors and not opts.get("allow_partial"):
+        raise InventoryError(_error_text(errors) + " (a partial result; set allow_partial: true to use it)")
+    if warn:
+        for notice in sorted(set(notices))[:10]:
+            warn(notice)
+        if errors:
+            warn("partial inventory (allow_partial): " + _error_text(errors))
 
 
 SERVER_FILTERS = {
@@ -535,7 +548,9 @@ def build_hosts(
 ) -> list[dict[str, Any]]:
     """Host records ``{"name", "vars", "all_vars", "groups"}`` from raw fetch data (``vars`` are the
     ones to export, ``all_vars`` everything known, for compose/groups). Raises ``InventoryError`` on
-    duplicate hostnames unless ``allow_duplicate_hostnames``."""
+    duplicate hostnames unless ``allow_duplicate_hostnames``, and for failed calls in ``raw`` unless
+    ``allow_partial`` (report_gaps warns of what is missing)."""
+    report_gaps(raw, opts, warn)
     hostnames = list(opts.get("hostnames") or DEFAULT_HOSTNAMES)
     for h in hostnames:
         if h not in HOSTNAME_SOURCES:

@@ -276,8 +276,15 @@ def test_fetch_partial_warns_and_keeps_the_rest() -> None:
     api = FakeApi({("ListInstances", "c2"): inv.CallFailed(404, "NotAuthorizedOrNotFound", "nope")})
     warnings: list[str] = []
     raw = inv.fetch(api, {"allow_partial": True}, warnings.append)
-    assert len(raw["errors"]) == 1 and "c2" in warnings[0] and "partial" in warnings[0]
-    assert [h["name"] for h in inv.build_hosts(raw, {})] == ["a"]
+    assert len(raw["errors"]) == 1 and warnings == []
+    hosts = inv.build_hosts(raw, {"allow_partial": True}, warnings.append)
+    assert [h["name"] for h in hosts] == ["a"]
+    assert len(warnings) == 1 and "c2" in warnings[0] and "partial inventory (allow_partial)" in warnings[0]
+    # The same raw data again (as the cache serves it) warns again; without allow_partial it fails.
+    inv.build_hosts(raw, {"allow_partial": True}, warnings.append)
+    assert len(warnings) == 2 and warnings[1] == warnings[0]
+    with pytest.raises(inv.InventoryError, match=r"region r1 c2: ListInstances failed \(404\).*allow_partial: true"):
+        inv.build_hosts(raw, {})
 
 
 def test_fetch_401_fails_at_once() -> None:
@@ -417,6 +424,24 @@ def test_partial_mode_warns_and_returns_the_rest(lab: Any) -> None:
     assert "partial inventory" in run.stderr and bad in run.stderr
     truth = {n for n, t in expected_hosts(lab).items() if t["inst"]["compartmentId"] != bad}
     assert set(run.data["_meta"]["hostvars"]) == truth
+
+
+@pytest.mark.slow
+def test_a_cached_partial_inventory_warns_every_time_it_is_served(lab: Any, tmp_path: Path) -> None:
+    bad = lab.tenancy.compartments[2]["id"]
+    cache = {"cache": True, "cache_plugin": "ansible.builtin.jsonfile", "cache_connection": str(tmp_path / "cache")}
+    path = lab.inventory_file("partial-cached", allow_partial=True, **cache)
+    lab.emulator.knobs.update(compartment_errors={bad: 404})
+    try:
+        first = ansible_inventory(path)
+    finally:
+        lab.emulator.knobs.update(compartment_errors={})
+    assert first.rc == 0 and "partial inventory" in first.stderr and bad in first.stderr, first.stderr
+    lab.emulator.reset_counters()
+    second = ansible_inventory(path)
+    assert lab.emulator.counter_snapshot()["requests"] == 0  # served from the cache
+    assert second.rc == 0 and "partial inventory" in second.stderr and bad in second.stderr, second.stderr
+    assert second.data["_meta"]["hostvars"] == first.data["_meta"]["hostvars"]
 
 
 @pytest.mark.slow
