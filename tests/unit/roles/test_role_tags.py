@@ -79,7 +79,7 @@ def test_main_steps_carry_the_role_tag_and_the_tags_their_results_are_read_by(ro
     tags = {f"{role}_{step}" for step in SUB_TAGS[role]}
     needs = {"preflight.yml": SUB_TAGS[role], **READ_BY_LATER_STEPS.get(role, {})}
     steps = [inc for inc in map(_include, _load(REPO / "roles" / role / "tasks" / "main.yml")) if inc]
-    assert {name for name, _, _ in steps} >= set(needs), f"{role}: main.yml lacks a step of {sorted(needs)}"
+    assert {step[0] for step in steps} >= set(needs), f"{role}: main.yml lacks a step of {sorted(needs)}"
     seen = set()
     for name, own, apply in steps:
         assert role in own, f"{role}: main.yml's step {name} lacks the tag {role}"
@@ -129,12 +129,12 @@ def _playbook_role_steps() -> list[tuple[str, str, dict[str, Any]]]:
 
 
 def test_there_are_playbook_role_steps_to_check() -> None:
-    assert {role for _, role, _ in _playbook_role_steps()} >= {"munge", "slurm", "fss_mount", "nvme_scratch"}
+    assert {step[1] for step in _playbook_role_steps()} >= {"munge", "slurm", "fss_mount", "nvme_scratch"}
 
 
 @pytest.mark.parametrize("step", _playbook_role_steps(), ids=lambda s: f"{s[0]}:{s[2]['name']}")
 def test_playbook_role_steps_run_under_each_of_their_roles_tags(step: tuple[str, str, dict[str, Any]]) -> None:
-    _, role, task = step
+    role, task = step[1], step[2]
     args = task["ansible.builtin.include_role"]
     own, apply = set(task.get("tags", [])), set((args.get("apply") or {}).get("tags", []))
     tags = {role} | {f"{role}_{s}" for s in SUB_TAGS[role]}
