@@ -115,7 +115,7 @@ class _RegionFetch:
         jobs = [self.pool.submit(self.private_ips, s) for s in subnet_ids]
         if opts.get("public_ips", False) and subnet_ids:
             jobs.append(self.pool.submit(self.subnets, subnet_ids))
-        if opts.get("compute_hosts", True) and any(_is_bm_gpu(i.get("shape")) for i in out["instances"]):
+        if opts.get("compute_hosts", True) and any(_shapes.is_bare_metal_gpu(i.get("shape")) for i in out["instances"]):
             jobs.append(self.pool.submit(self.compute_hosts))
         if opts.get("cluster_networks", True):
             for cid, insts in by_comp.items():
@@ -353,7 +353,3 @@ def _error_text(errors: list[dict[str, Any]]) -> str:
     ]
     more = f" (+{len(errors) - 20} more)" if len(errors) > 20 else ""
     return f"{len(errors)} OCI API call(s) failed after retries: " + "; ".join(lines) + more
-
-
-def _is_bm_gpu(shape: str | None) -> bool:
-    return _shapes.is_bare_metal_gpu(shape)
