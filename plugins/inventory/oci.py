@@ -10,7 +10,8 @@ version_added: 0.1.0
 description:
   - Reads compute instances from Oracle Cloud Infrastructure and groups them the way a GPU cluster
     needs them - by shape, region, availability domain, cluster network, instance pool, HPC island,
-    network block, C(gpu)/C(cpu), and the Slurm groups from the freeform tag C(slurm_role).
+    network block, C(gpu)/C(cpu), and the Slurm groups from the defined tag O(slurm_role_tag)
+    within the cluster O(cluster).
   - Uses list calls only. Compartments once (whole subtree), then per region and compartment one paged
     C(ListInstances) and one paged C(ListVnicAttachments), one paged C(ListPrivateIps) (and one
     C(GetSubnet)) per subnet, plus list-shaped enrichments (C(ListComputeHosts) for topology, pools
@@ -111,6 +112,36 @@ options:
         this option is false.
     type: bool
     default: false
+  slurm_role_tag:
+    description:
+      - The defined tag, as C(<tag namespace>.<tag key>), whose value gives a host's Slurm roles
+        (V(controller), V(dbd), V(compute), V(login); several separated by commas or spaces). It fills the
+        C(slurm_controller), C(slurm_dbd), C(slurm_compute) and C(slurm_login) groups.
+      - A defined tag can only be set by those an IAM policy lets C(use) its tag namespace, so a user who
+        may merely update an instance cannot make it a controller or a login node (and get the munge key).
+      - Names are matched without regard to case, as OCI does.
+    type: str
+    default: oci-gpu.slurm-role
+  cluster_tag:
+    description:
+      - The defined tag, as C(<tag namespace>.<tag key>), that names the cluster a host belongs to.
+    type: str
+    default: oci-gpu.cluster
+  cluster:
+    description:
+      - The cluster this inventory is for. Only hosts whose O(cluster_tag) has this value get Slurm groups;
+        hosts of other clusters in the tenancy stay in the other groups (shape, region, ...) with no Slurm role.
+      - When unset, the hosts carrying O(slurm_role_tag) must all belong to one cluster (or none); hosts of two
+        clusters fail the inventory, naming the clusters, instead of merging into one set of Slurm groups.
+    type: str
+  freeform_slurm_roles:
+    description:
+      - Also take Slurm roles from the freeform tag C(slurm_role) of hosts that lack O(slurm_role_tag).
+      - Anyone allowed to update an instance can set a freeform tag, so this trusts every such user with the
+        cluster's munge key. For a move to defined tags only; each run warns once, naming the hosts.
+      - O(cluster) still applies, through the defined O(cluster_tag) (a freeform one would reopen the hole).
+    type: bool
+    default: false
   default_groups:
     description: Create the built-in groups (C(oci), C(gpu), C(cpu), C(shape_*), C(region_*), C(ad_*),
       C(gpu_<model>), C(cluster_network_*), C(instance_pool_*), C(hpc_island_*), C(network_block_*),
@@ -196,7 +227,8 @@ compartments:
 exclude_compartments: [sandbox]
 include_filters:
   - oci_gpus: [4, 8]
-  - freeform_tags.slurm_role: [controller, dbd, login]
+  - defined_tags.oci-gpu.slurm-role: [controller, dbd, login]
+cluster: training-a
 keyed_groups:
   - key: oci_freeform_tags.team | default('none')
     prefix: team
@@ -248,6 +280,10 @@ OPTION_NAMES = (
     "allow_duplicate_hostnames",
     "allow_partial",
     "default_groups",
+    "slurm_role_tag",
+    "cluster_tag",
+    "cluster",
+    "freeform_slurm_roles",
     "extended_hostvars",
     "compute_hosts",
     "cluster_networks",

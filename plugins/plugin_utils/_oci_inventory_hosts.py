@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
@@ -138,6 +138,8 @@ def build_hosts(
     states = [s.upper() for s in opts.get("lifecycle_states") or []]
     comp_names = raw.get("compartments", {})
     default_groups = opts.get("default_groups", True)
+    tags = RoleTags.of(opts)
+    report = RoleReport()
     hosts: list[dict[str, Any]] = []
     no_ip: list[str] = []
     for region in raw.get("regions", []):
@@ -161,9 +163,10 @@ def build_hosts(
                 if hv.get(_var_of(src)):
                     hv["ansible_host"] = hv[_var_of(src)]
                     break
-            groups = default_group_names(hv, warn) if default_groups else []
+            groups = default_group_names(hv, warn, tags, report) if default_groups else []
             exported = hv if opts.get("extended_hostvars") else {k: v for k, v in hv.items() if k in CORE_HOSTVARS}
             hosts.append({"name": name, "vars": exported, "all_vars": hv, "groups": groups})
+    _finish_roles(tags, report, warn)
     if no_ip and warn:
         shown = ", ".join(no_ip[:10]) + (f" (+{len(no_ip) - 10} more)" if len(no_ip) > 10 else "")
         warn(f"{len(no_ip)} instance(s) have no private IP (no ATTACHED VNIC found); kept without one: {shown}")
@@ -307,7 +310,161 @@ def slurm_roles(tag: Any) -> list[str]:
     return [r.strip().lower() for r in re.split(r"[,\s]+", str(tag)) if r.strip()]
 
 
-def default_group_names(hv: dict[str, Any], warn: Callable[[str], None] | None = None) -> list[str]:
+FREEFORM_ROLE_TAG = "slurm_role"
+
+
+def _split_tag(option: str, value: Any) -> tuple[str, str]:
+    """``namespace.key`` of a defined tag. OCI allows no period and no space in either name, so the
+    first period splits them."""
+    text = str(value or "")
+    ns, dot, key = text.partition(".")
+    if not dot or not ns or not key or "." in key or re.search(r"\s", text):
+        raise InventoryError(
+            f"{option}: {text!r} is not a defined tag; write it as <tag namespace>.<tag key>, for example "
+            "oci-gpu.slurm-role (OCI allows no period or space in either name)"
+        )
+    return ns.lower(), key.lower()
+
+
+def _defined_tag(hv: dict[str, Any], ns: str, key: str) -> Any:
+    # tag namespaces and keys are case-insensitive in OCI; the API returns them as they were created
+    for ns_name, tags in (hv.get("oci_defined_tags") or {}).items():
+        if str(ns_name).lower() == ns and isinstance(tags, dict):
+            for key_name, value in tags.items():
+                if str(key_name).lower() == key:
+                    return value
+    return None
+
+
+@dataclass(frozen=True)
+class RoleTags:
+    """Where a host's Slurm roles come from (issue 15): the defined tag ``slurm_role_tag``, which IAM
+    policy on its tag namespace protects, within the cluster named by the defined tag ``cluster_tag``.
+    The freeform tag ``slurm_role``, which anyone allowed to update an instance can set, counts only
+    with ``freeform_slurm_roles``."""
+
+    role_tag: tuple[str, str] = ("oci-gpu", "slurm-role")
+    cluster_tag: tuple[str, str] = ("oci-gpu", "cluster")
+    cluster: str | None = None
+    freeform: bool = False
+
+    @classmethod
+    def of(cls, opts: dict[str, Any]) -> RoleTags:
+        cluster = opts.get("cluster")
+        return cls(
+            role_tag=_split_tag("slurm_role_tag", opts.get("slurm_role_tag") or "oci-gpu.slurm-role"),
+            cluster_tag=_split_tag("cluster_tag", opts.get("cluster_tag") or "oci-gpu.cluster"),
+            cluster=str(cluster) if cluster not in (None, "") else None,
+            freeform=bool(opts.get("freeform_slurm_roles")),
+        )
+
+    @property
+    def role_tag_name(self) -> str:
+        return ".".join(self.role_tag)
+
+    @property
+    def cluster_tag_name(self) -> str:
+        return ".".join(self.cluster_tag)
+
+    def roles(self, hv: dict[str, Any]) -> tuple[Any, str]:
+        """The host's role tag value and where it came from (``defined``, ``freeform`` or ``""``)."""
+        value = _defined_tag(hv, *self.role_tag)
+        if value:
+            return value, "defined"
+        if self.freeform:
+            value = (hv.get("oci_freeform_tags") or {}).get(FREEFORM_ROLE_TAG)
+            if value:
+                return value, "freeform"
+        return None, ""
+
+    def cluster_of(self, hv: dict[str, Any]) -> str | None:
+        value = _defined_tag(hv, *self.cluster_tag)
+        return str(value) if value not in (None, "") else None
+
+
+DEFAULT_ROLE_TAGS = RoleTags()
+
+
+@dataclass
+class RoleReport:
+    """What ``build_hosts`` tells once per run about Slurm roles: hosts per cluster, hosts that got
+    their role from the freeform tag, hosts whose freeform tag was ignored, hosts left out of scope."""
+
+    clusters: dict[str, list[str]] = field(default_factory=dict)
+    freeform_used: list[str] = field(default_factory=list)
+    freeform_ignored: list[str] = field(default_factory=list)
+    unscoped: list[str] = field(default_factory=list)
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (f" (+{len(names) - 10} more)" if len(names) > 10 else "")
+
+
+def _finish_roles(tags: RoleTags, report: RoleReport, warn: Callable[[str], None] | None) -> None:
+    if tags.cluster is None and len(report.clusters) > 1:
+        found = "; ".join(
+            f"{name or '(no ' + tags.cluster_tag_name + ' tag)'}: {_shown(sorted(hosts))}"
+            for name, hosts in sorted(report.clusters.items())
+        )
+        raise InventoryError(
+            f"hosts with the Slurm role tag {tags.role_tag_name} belong to {len(report.clusters)} clusters "
+            f"({found}); set the option cluster to the one this inventory is for, so that one cluster's "
+            f"hosts never join another's Slurm groups (the cluster is the defined tag {tags.cluster_tag_name})"
+        )
+    if not warn:
+        return
+    if report.freeform_used:
+        warn(
+            f"freeform_slurm_roles is on: {len(report.freeform_used)} host(s) got their Slurm role from the "
+            f"freeform tag {FREEFORM_ROLE_TAG}, which anyone allowed to update an instance can set "
+            f"({_shown(report.freeform_used)}); move them to the defined tag {tags.role_tag_name}"
+        )
+    if report.freeform_ignored:
+        warn(
+            f"{len(report.freeform_ignored)} host(s) carry the freeform tag {FREEFORM_ROLE_TAG} but not the "
+            f"defined tag {tags.role_tag_name}, so they get no Slurm group: {_shown(report.freeform_ignored)} "
+            "(tag them with the defined tag, or set freeform_slurm_roles: true to trust the freeform one)"
+        )
+    if report.unscoped:
+        warn(
+            f"{len(report.unscoped)} host(s) carry {tags.role_tag_name} but no {tags.cluster_tag_name} tag, "
+            f"so they are outside cluster {tags.cluster!r} and get no Slurm group: {_shown(report.unscoped)}"
+        )
+
+
+def _slurm_groups(
+    hv: dict[str, Any], tags: RoleTags, report: RoleReport | None, warn: Callable[[str], None] | None
+) -> list[str]:
+    value, source = tags.roles(hv)
+    name = str(hv.get("oci_display_name") or hv.get("oci_id"))
+    if not value:
+        if report is not None and (hv.get("oci_freeform_tags") or {}).get(FREEFORM_ROLE_TAG):
+            report.freeform_ignored.append(name)
+        return []
+    cluster = tags.cluster_of(hv)
+    if tags.cluster is not None and cluster != tags.cluster:
+        if report is not None and cluster is None:
+            report.unscoped.append(name)
+        return []
+    if report is not None:
+        report.clusters.setdefault(cluster or "", []).append(name)
+        if source == "freeform":
+            report.freeform_used.append(name)
+    groups = []
+    for role in slurm_roles(value):
+        if role in SLURM_ROLES:
+            groups.append(SLURM_ROLES[role])
+        elif warn:
+            warn(f"{name}: unknown Slurm role {role!r} ignored (known: {', '.join(SLURM_ROLES)})")
+    return groups
+
+
+def default_group_names(
+    hv: dict[str, Any],
+    warn: Callable[[str], None] | None = None,
+    tags: RoleTags = DEFAULT_ROLE_TAGS,
+    report: RoleReport | None = None,
+) -> list[str]:
     groups = ["oci", "gpu" if hv.get("oci_gpus") else "cpu"]
     groups.append("shape_" + safe_group(hv.get("oci_shape") or "unknown"))
     groups.append("region_" + safe_group(hv["oci_region"]))
@@ -329,9 +486,5 @@ def default_group_names(hv: dict[str, Any], warn: Callable[[str], None] | None =
         groups.append("hpc_island_" + safe_group(short_id(hv["oci_hpc_island_id"]) or ""))
     if hv.get("oci_network_block_id"):
         groups.append("network_block_" + safe_group(short_id(hv["oci_network_block_id"]) or ""))
-    for role in slurm_roles((hv.get("oci_freeform_tags") or {}).get("slurm_role")):
-        if role in SLURM_ROLES:
-            groups.append(SLURM_ROLES[role])
-        elif warn:
-            warn(f"{hv.get('oci_display_name')}: unknown slurm_role {role!r} ignored (known: {', '.join(SLURM_ROLES)})")
+    groups.extend(_slurm_groups(hv, tags, report, warn))
     return groups

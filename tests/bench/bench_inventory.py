@@ -107,7 +107,7 @@ def truth(data: dict[str, Any], enriched: bool = True, public: bool = False) -> 
             shape_gpus[i["shape"]] = _shapes.gpu_count(i["shape"])
             groups = {"gpu" if gpus else "cpu", "shape_" + i["shape"].replace(".", "_").replace("-", "_")}
             groups.add("region_" + region.replace("-", "_"))
-            role = i["freeformTags"].get("slurm_role")
+            role = i["definedTags"].get("oci-gpu", {}).get("slurm-role")
             if role:
                 groups.add("slurm_" + role)
             pool = pool_of.get(i["id"]) if enriched else None

@@ -149,6 +149,8 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         f"config_file: {emu['config_file']}\n"
         f"service_endpoint: {json.dumps(emu['endpoints'])}\n"
         f"regions: [{region}]\n"
+        "# Slurm roles come from the defined tag oci-gpu.slurm-role of the hosts in this cluster\n"
+        f"cluster: {LAB}\n"
         "compose:\n"
         "  ansible_python_interpreter: \"'/usr/bin/python3'\"\n"
     )

@@ -190,7 +190,9 @@ def test_imds_answers_each_node_for_itself(lab: dict[str, Any]) -> None:
         assert inst["shape"] == shape
         assert inst["displayName"] == inst["hostname"] == name
         assert inst["shapeConfig"].get("gpus", 0) == gpus
-        assert inst["freeformTags"]["slurm_role"] == ("compute" if gpus else "controller,dbd")
+        roles = "compute" if gpus else "controller,dbd"
+        assert inst["definedTags"]["oci-gpu"] == {"cluster": NAME, "slurm-role": roles}
+        assert "slurm_role" not in inst["freeformTags"]
         assert got["shape"]["body"] == shape
         host = json.loads(got["host"]["body"])
         assert ("rdmaTopologyData" in host) == bool(gpus)

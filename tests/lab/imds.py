@@ -112,10 +112,14 @@ def node_documents(
         "availabilityDomain": f"LAB:{region.rsplit('-', 1)[0].upper()}-AD-{ad_no}",
         "canonicalRegionName": region,
         "compartmentId": ocid("compartment", "", lab, "compartment"),
-        "definedTags": {"Oracle-Tags": {"CreatedBy": "oci-gpu-lab", "CreatedOn": "2026-01-01T00:00:00.000Z"}},
+        # the lab is one cluster: oci-gpu.cluster is the lab's name (the inventory's cluster scope)
+        "definedTags": {
+            "Oracle-Tags": {"CreatedBy": "oci-gpu-lab", "CreatedOn": "2026-01-01T00:00:00.000Z"},
+            "oci-gpu": {"cluster": lab},
+        },
         "displayName": name,
         "faultDomain": f"FAULT-DOMAIN-{ordinal % 3 + 1}",
-        "freeformTags": {"oci_gpu_lab": lab, "cluster_name": lab},
+        "freeformTags": {"oci_gpu_lab": lab},
         "hostname": name,
         "id": ocid("instance", short, lab, name),
         "image": ocid("image", short, "debian", node.get("image", "")),
@@ -139,7 +143,8 @@ def node_documents(
     }
     slurm_roles = [r for r in node.get("roles", []) if r != "nfs"]
     if slurm_roles:
-        instance["freeformTags"]["slurm_role"] = ",".join(slurm_roles)
+        # node roles as the defined tag an IAM policy protects (issue 15), never a freeform one
+        instance["definedTags"]["oci-gpu"]["slurm-role"] = ",".join(slurm_roles)
     if "nfs" in node.get("roles", []):
         instance["freeformTags"]["lab_service"] = "nfs"
     host: dict[str, Any] = {

@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stopped-fraction", type=float, default=0.0)
     ap.add_argument("--cluster-compartments", type=int, default=None)
     ap.add_argument("--oke-clusters", type=int, default=0)
+    ap.add_argument("--clusters", type=int, default=1, help="Slurm clusters side by side (oci-gpu.cluster tags)")
     ap.add_argument("--latency-ms", type=float, default=0.0)
     ap.add_argument("--jitter-ms", type=float, default=0.0)
     ap.add_argument("--rate-limit", type=float, default=0.0, help="requests/s per region (429 above)")
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             stopped_fraction=args.stopped_fraction,
             cluster_compartments=args.cluster_compartments,
             oke_clusters=args.oke_clusters,
+            clusters=args.clusters,
         )
     tenancy = Tenancy(data)
     creds = write_oci_config(args.state_dir, tenancy.id, tenancy.home_region)

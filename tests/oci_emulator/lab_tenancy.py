@@ -3,11 +3,11 @@
 """The tenancy of a running lab: its nodes as OCI instances, for the emulator (TEST ONLY).
 
 Built from the lab's state (``labs/<lab>/lab.json``, written by ``tests/lab/lab up``), so the API and
-the lab's IMDS agree: the same instance OCIDs, compartment, availability domain, shapes, freeform
-tags (``slurm_role``), private IPs and RDMA topology (HPC island / network block / local block). The
-GPU nodes with RDMA sit in one cluster network (instance pool); every node with the lab's ``nfs``
-role is a File Storage mount target exporting the lab's exports (``/home``, ``/apps``) as file
-systems of the same names.
+the lab's IMDS agree: the same instance OCIDs, compartment, availability domain, shapes, defined
+tags (``oci-gpu.slurm-role``, ``oci-gpu.cluster``), private IPs and RDMA topology (HPC island /
+network block / local block). The GPU nodes with RDMA sit in one cluster network (instance pool);
+every node with the lab's ``nfs`` role is a File Storage mount target exporting the lab's exports
+(``/home``, ``/apps``) as file systems of the same names.
 
     python -m tests.oci_emulator.lab_tenancy /var/lib/oci-gpu-lab/labs/demo/lab.json > tenancy.json
 """
@@ -84,7 +84,7 @@ def lab_tenancy(lab: dict[str, Any]) -> dict[str, Any]:
             "imageId": doc.get("image"),
             "launchMode": "NATIVE",
             "freeformTags": dict(doc.get("freeformTags") or {}),
-            "definedTags": dict(doc.get("definedTags") or {}),
+            "definedTags": {ns: dict(tags) for ns, tags in (doc.get("definedTags") or {}).items()},
             "systemTags": {},
             "metadata": dict(doc.get("metadata") or {}),
             "extendedMetadata": {},

@@ -81,6 +81,7 @@ def generate(
     hosts_per_local_block: int = 8,
     network_blocks_per_island: int = 4,
     slurm_controllers: int = 1,
+    clusters: int = 1,
     oke_clusters: int = 0,
     storage: bool = True,
     tenancy_name: str = "emulated",
@@ -179,7 +180,10 @@ def generate(
         r_hosts = hosts // len(region_list) + (1 if r_index < hosts % len(region_list) else 0)
         r_public = n_public // len(region_list) + (1 if r_index < n_public % len(region_list) else 0)
         r_cpu = n_cpu // len(region_list) + (1 if r_index < n_cpu % len(region_list) else 0)
-        roles_left = list(SLURM_ROLES[: 1 + (1 if slurm_controllers else 0)]) if slurm_controllers else []
+        roles_left = {
+            c: list(SLURM_ROLES[: 1 + (1 if slurm_controllers else 0)]) if slurm_controllers else []
+            for c in range(clusters)
+        }
         open_cn: dict[str, Any] = {}
         for h in range(r_hosts):
             host_no += 1
@@ -192,13 +196,16 @@ def generate(
             name = f"{'login' if is_public else ('cpu' if is_cpu else 'gpu')}-{key.lower()}-{h:05d}"
             ad = ads[h % len(ads)] if is_cpu else ads[0]
             stopped = not is_cpu and rng.random() < stopped_fraction
-            tags: dict[str, str] = {"cluster": f"{tenancy_name}-{key.lower()}"}
+            # the Slurm cluster and role as the defined tags oci-gpu.cluster / oci-gpu.slurm-role (issue 15);
+            # with clusters > 1 the region's hosts alternate between clusters <tenancy>-1, <tenancy>-2, ...
+            c = h % clusters
+            tags: dict[str, str] = {"cluster": tenancy_name if clusters == 1 else f"{tenancy_name}-{c + 1}"}
             if is_public:
-                tags["slurm_role"] = "login"
-            elif is_cpu and roles_left:
-                tags["slurm_role"] = roles_left.pop(0)
+                tags["slurm-role"] = "login"
+            elif is_cpu and roles_left[c]:
+                tags["slurm-role"] = roles_left[c].pop(0)
             elif not is_cpu:
-                tags["slurm_role"] = "compute"
+                tags["slurm-role"] = "compute"
             iid = ocid("instance", key, seed, region, h)
             gpus = int(info.get("gpu_count") or 0)
             shape_config = {
@@ -243,8 +250,8 @@ def generate(
                 "timeCreated": EPOCH,
                 "imageId": ocid("image", key, "ol8-gpu"),
                 "launchMode": "NATIVE",
-                "freeformTags": tags,
-                "definedTags": {"hpc": {"team": comp[-6:], "cost_center": f"cc{h % 7}"}},
+                "freeformTags": {"team": comp[-6:]},
+                "definedTags": {"hpc": {"team": comp[-6:], "cost_center": f"cc{h % 7}"}, "oci-gpu": tags},
                 "systemTags": {},
                 "metadata": {
                     "ssh_authorized_keys": "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQSECRET emulator@example",

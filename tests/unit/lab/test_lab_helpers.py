@@ -198,7 +198,8 @@ def test_gpu_node_documents_carry_shape_gpus_and_rdma_topology() -> None:
     assert inst["canonicalRegionName"] == "us-ashburn-1" and inst["region"] == "iad"
     assert inst["availabilityDomain"] == "LAB:US-ASHBURN-AD-1"
     assert inst["id"].startswith("ocid1.instance.oc1.iad.")
-    assert inst["freeformTags"]["slurm_role"] == "compute"
+    assert inst["definedTags"]["oci-gpu"] == {"cluster": "lab", "slurm-role": "compute"}
+    assert "slurm_role" not in inst["freeformTags"]
     topo = host["rdmaTopologyData"]
     assert {"customerHPCIslandId", "customerNetworkBlock", "customerLocalBlock", "customerHostId"} <= set(topo)
     assert len(host["rackId"]) == 64
@@ -228,7 +229,7 @@ def test_cpu_node_documents_have_no_gpus_and_no_rdma() -> None:
     assert "rdmaTopologyData" not in docs["host"]
     assert "nicIndex" not in docs["vnics"][0]
     nfs = imds.node_documents("lab", {**_node("nfs", "VM.Standard.E5.Flex"), "roles": ["nfs"]}, None)
-    assert "slurm_role" not in nfs["instance"]["freeformTags"]
+    assert "slurm-role" not in nfs["instance"]["definedTags"]["oci-gpu"]
     assert nfs["instance"]["freeformTags"]["lab_service"] == "nfs"
 
 
@@ -240,7 +241,7 @@ AUTH = {"Authorization": "Bearer Oracle"}
     [
         ("/opc/v2/instance/shape", AUTH, 200, "BM.GPU.H100.8"),
         ("/opc/v2/instance/shapeConfig/gpus", AUTH, 200, "8"),
-        ("/opc/v2/instance/freeformTags/slurm_role", AUTH, 200, "compute"),
+        ("/opc/v2/instance/definedTags/oci-gpu/slurm-role", AUTH, 200, "compute"),
         ("/opc/v2/vnics/0/privateIp", AUTH, 200, "10.89.0.12"),
         ("/opc/v2/instance/shape", {}, 401, None),
         ("/opc/v2/instance/shape", {"authorization": "Bearer Other"}, 401, None),

@@ -200,7 +200,7 @@ regions:
         compartmentId: ocid1.compartment.oc1..c1
         displayName: gpu1
         shape: BM.GPU.H100.8
-        freeformTags: {slurm_role: compute}
+        definedTags: {oci-gpu: {slurm-role: compute, cluster: lab}}
         _vnics: [{subnetId: ocid1.subnet.oc1.iad.s1, privateIp: 10.89.0.11, hostnameLabel: gpu1}]
         _computeHost:
           hpcIslandId: ocid1.computehpcisland.oc1.iad.i1

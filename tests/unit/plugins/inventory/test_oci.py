@@ -90,7 +90,7 @@ def test_default_groups_gpu_topology_and_slurm_roles() -> None:
             oci_instance_pool_name="pool-a",
             oci_hpc_island_id="ocid1.computehpcisland.oc1.iad.aaaaislandid0001",
             oci_network_block_id="ocid1.computenetworkblock.oc1.iad.aaaablockid00002",
-            oci_freeform_tags={"slurm_role": "compute, login bogus"},
+            oci_defined_tags={"oci-gpu": {"slurm-role": "compute, login bogus"}},
         ),
         warnings.append,
     )
@@ -109,8 +109,106 @@ def test_default_groups_gpu_topology_and_slurm_roles() -> None:
     ):
         assert g in groups
     assert len(warnings) == 1 and "bogus" in warnings[0]
-    cpu = inv.default_group_names(_hv(oci_gpus=0, oci_gpu_model=None, oci_freeform_tags={"slurm_role": "controller"}))
+    # tag namespaces and keys are case-insensitive in OCI
+    cpu = inv.default_group_names(
+        _hv(oci_gpus=0, oci_gpu_model=None, oci_defined_tags={"OCI-GPU": {"Slurm-Role": "controller"}})
+    )
     assert "cpu" in cpu and "gpu" not in cpu and "slurm_controller" in cpu
+
+
+SLURM_GROUPS = ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
+
+
+def _tagged(name: str, defined: dict[str, Any] | None = None, freeform: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "id": f"ocid1.instance.oc1.iad.{name}",
+        "display_name": name,
+        "shape": "BM.GPU.H100.8",
+        "lifecycle_state": "RUNNING",
+        "compartment_id": "c1",
+        "availability_domain": "Uocm:US-ASHBURN-AD-1",
+        "freeform_tags": freeform or {},
+        "defined_tags": {"oci-gpu": defined} if defined else {},
+    }
+
+
+def _slurm(instances: list[dict[str, Any]], **opts: Any) -> tuple[dict[str, set[str]], list[str]]:
+    warnings: list[str] = []
+    ips = {i["id"]: f"10.0.0.{n + 1}" for n, i in enumerate(instances)}
+    hosts = inv.build_hosts(_raw(instances, ips), {"hostnames": ["display_name"], **opts}, warnings.append)
+    return {h["name"]: {g for g in h["groups"] if g in SLURM_GROUPS} for h in hosts}, warnings
+
+
+def test_a_freeform_role_tag_alone_gives_no_slurm_group_and_says_so() -> None:
+    # the attack of issue 15: anyone who may update an instance can set a freeform tag
+    groups, warnings = _slurm(
+        [
+            _tagged("ctl", {"slurm-role": "controller,dbd", "cluster": "a"}),
+            _tagged("rogue", freeform={"slurm_role": "login"}),
+        ]
+    )
+    assert groups == {"ctl": {"slurm_controller", "slurm_dbd"}, "rogue": set()}
+    assert len(warnings) == 1 and "rogue" in warnings[0] and "freeform_slurm_roles" in warnings[0]
+
+
+def test_freeform_roles_only_with_the_opt_in_and_a_warning_once() -> None:
+    instances = [
+        _tagged("ctl", {"slurm-role": "controller"}),
+        _tagged("old1", freeform={"slurm_role": "compute"}),
+        _tagged("old2", freeform={"slurm_role": "compute"}),
+        # the defined tag wins over a freeform one on the same host
+        _tagged("both", {"slurm-role": "compute"}, freeform={"slurm_role": "login"}),
+    ]
+    groups, warnings = _slurm(instances, freeform_slurm_roles=True)
+    assert groups == {
+        "ctl": {"slurm_controller"},
+        "old1": {"slurm_compute"},
+        "old2": {"slurm_compute"},
+        "both": {"slurm_compute"},
+    }
+    assert len(warnings) == 1
+    assert "old1, old2" in warnings[0] and "2 host(s)" in warnings[0] and "both" not in warnings[0]
+
+
+def test_two_clusters_in_one_tenancy_stay_apart() -> None:
+    instances = [
+        _tagged("a-ctl", {"slurm-role": "controller", "cluster": "a"}),
+        _tagged("a-gpu", {"slurm-role": "compute", "cluster": "a"}),
+        _tagged("b-ctl", {"slurm-role": "controller", "cluster": "b"}),
+        _tagged("b-gpu", {"slurm-role": "compute", "cluster": "b"}),
+        _tagged("stray", {"slurm-role": "login"}),
+        _tagged("plain"),
+    ]
+    groups, warnings = _slurm(instances, cluster="a")
+    assert groups == {
+        "a-ctl": {"slurm_controller"},
+        "a-gpu": {"slurm_compute"},
+        "b-ctl": set(),
+        "b-gpu": set(),
+        "stray": set(),
+        "plain": set(),
+    }
+    # the other cluster is expected in a shared tenancy; a role without any cluster is worth a word
+    assert len(warnings) == 1 and "stray" in warnings[0] and "b-ctl" not in warnings[0]
+    # the freeform opt-in still needs the defined cluster tag
+    ff = [_tagged("ff", {"cluster": "b"}, freeform={"slurm_role": "login"})]
+    assert _slurm([*instances[:2], *ff], cluster="a", freeform_slurm_roles=True)[0]["ff"] == set()
+    # without a scope, two clusters fail the inventory by name instead of merging
+    with pytest.raises(inv.InventoryError, match=r"2 clusters \(a: a-ctl, a-gpu; b: b-ctl, b-gpu\).*option cluster"):
+        _slurm(instances[:4])
+    with pytest.raises(inv.InventoryError, match=r"\(no oci-gpu.cluster tag\): stray"):
+        _slurm([*instances[:2], instances[4]])
+    # one cluster (or none at all) needs no scope
+    assert _slurm(instances[:2])[0]["a-gpu"] == {"slurm_compute"}
+
+
+def test_role_and_cluster_tags_are_configurable_and_checked() -> None:
+    inst = {**_tagged("n1"), "defined_tags": {"hpc": {"role": "compute", "site": "x"}}}
+    groups, _ = _slurm([inst], slurm_role_tag="hpc.role", cluster_tag="hpc.site", cluster="x")
+    assert groups == {"n1": {"slurm_compute"}}
+    for bad in ("slurm-role", "oci-gpu.", "a.b.c", "oci gpu.role"):
+        with pytest.raises(inv.InventoryError, match=r"slurm_role_tag: .* <tag namespace>\.<tag key>"):
+            _slurm([inst], slurm_role_tag=bad)
 
 
 def _raw(instances: list[dict[str, Any]], ips: dict[str, str] | None = None) -> dict[str, Any]:
@@ -342,7 +440,7 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
         assert hv[name]["oci_gpus"] == t["gpus"]
         assert "oci_public_ip" not in hv[name]  # the default mode makes no per-host public-IP lookup
         assert hv[name]["oci_lifecycle_state"] == "RUNNING"
-        role = t["inst"]["freeformTags"].get("slurm_role")
+        role = t["inst"]["definedTags"].get("oci-gpu", {}).get("slurm-role")
         slurm = {
             g
             for g in ("slurm_controller", "slurm_dbd", "slurm_compute", "slurm_login")
@@ -626,7 +724,7 @@ def test_example_inventory_file_works_against_the_emulator(lab: Any) -> None:
     data = run.data
     gpu = [n for n, v in data["_meta"]["hostvars"].items() if v["oci_gpus"]]
     assert gpu and all(data["_meta"]["hostvars"][n]["slurm_gres"].startswith("gpu:") for n in gpu)
-    assert any(g.startswith("cluster_emulated") for g in data)
+    assert data["cluster_emulated"]["hosts"] and "slurm_controller" in data
 
 
 def test_primary_vnic_is_the_first_attached_and_secondaries_are_listed() -> None:
@@ -685,3 +783,54 @@ def test_server_side_availability_domain_filter(lab: Any) -> None:
     assert run.rc == 0, run.stderr
     want = {n for n, t in expected_hosts(lab).items() if t["inst"]["availabilityDomain"] == ad}
     assert want and set(run.data["_meta"]["hostvars"]) == want
+
+
+@pytest.fixture(scope="module")
+def two_clusters(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """One tenancy, one region, two Slurm clusters (emulated-1, emulated-2) side by side, plus a
+    host of cluster 1 whose role is only a freeform tag (what anyone who may update it can set)."""
+    data = generate(seed=8, hosts=24, compartments=3, regions=1, public_fraction=0.1, cpu_fraction=0.3, clusters=2)
+    rogue = next(
+        i
+        for i in data["regions"]["us-ashburn-1"]["instances"]
+        if i["definedTags"]["oci-gpu"]["cluster"] == "emulated-1" and "slurm-role" not in i["definedTags"]["oci-gpu"]
+    )
+    rogue["freeformTags"]["slurm_role"] = "login"
+    with running_emulator(data, tmp_path_factory.mktemp("oci-two")) as running:
+        yield running, rogue["_vnics"][0]["hostnameLabel"]
+
+
+def _expected_slurm(running: Any, cluster: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for rdata in running.tenancy.data["regions"].values():
+        for i in rdata["instances"]:
+            tag = i["definedTags"]["oci-gpu"]
+            if i["lifecycleState"] == "RUNNING" and tag["cluster"] == cluster and "slurm-role" in tag:
+                out.setdefault("slurm_" + tag["slurm-role"], set()).add(i["_vnics"][0]["hostnameLabel"])
+    return out
+
+
+@pytest.mark.slow
+def test_two_clusters_side_by_side_through_ansible_inventory(two_clusters: Any) -> None:
+    running, rogue = two_clusters
+    for cluster in ("emulated-1", "emulated-2"):
+        run = ansible_inventory(running.inventory_file(cluster.replace("-", "_"), cluster=cluster))
+        assert run.rc == 0, run.stderr
+        got = {g: set(run.data[g]["hosts"]) for g in SLURM_GROUPS if g in run.data}
+        want = _expected_slurm(running, cluster)
+        assert got == want and {"slurm_controller", "slurm_compute", "slurm_login"} <= set(want)
+        assert rogue not in set().union(*got.values())
+        # every host of the tenancy is still listed; only the Slurm groups are scoped
+        assert len(run.data["_meta"]["hostvars"]) == 24
+    # Ansible may wrap a warning's lines
+    assert "freeform tag slurm_role but not the defined tag oci-gpu.slurm-role" in " ".join(run.stderr.split())
+    # no scope: the two clusters fail by name instead of merging
+    run = ansible_inventory(running.inventory_file("unscoped"))
+    assert run.rc != 0
+    err = " ".join(run.stderr.split())
+    assert "belong to 2 clusters (emulated-1:" in err and "set the option cluster" in err
+    # the opt-in trusts the freeform tag, within the defined cluster scope, and warns once
+    run = ansible_inventory(running.inventory_file("optin", cluster="emulated-1", freeform_slurm_roles=True))
+    assert run.rc == 0, run.stderr
+    assert rogue in run.data["slurm_login"]["hosts"]
+    assert run.stderr.count("freeform_slurm_roles is on") == 1
