@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lab"))
 
+import canary  # noqa: E402
 import labtest  # noqa: E402
 
 SCENARIOS = sorted(p.parent.name for p in (REPO / "molecule").glob("*/molecule.yml"))
@@ -56,22 +58,32 @@ def lab_ready() -> None:
 @pytest.mark.slow
 @pytest.mark.molecule
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_molecule_scenario(scenario: str, lab_ready: None, request: pytest.FixtureRequest) -> None:
+def test_molecule_scenario(
+    scenario: str, lab_ready: None, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     started = time.monotonic()
     times = request.config.__dict__.setdefault("oci_gpu_scenario_times", {})
     try:
-        _run_scenario(scenario)
+        if scenario == CANARY_SCENARIO:
+            _run_canary_scenario(scenario, tmp_path_factory.mktemp("canary"))
+        else:
+            _run_scenario(scenario)
     finally:
         times[scenario] = time.monotonic() - started
 
 
-def _run_scenario(scenario: str) -> None:
+def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PATH"] = f"{MOLECULE.parent}:{env.get('PATH', '')}"
     env.setdefault("ANSIBLE_COLLECTIONS_PATH", str(REPO / "build" / "collections"))
     env.setdefault("ANSIBLE_COLLECTIONS_SCAN_SYS_PATH", "true")
     env["ANSIBLE_FORCE_COLOR"] = "0"
     env["NO_COLOR"] = "1"
+    return env
+
+
+def _run_scenario(scenario: str) -> None:
+    env = _env()
     try:
         res = subprocess.run(
             [str(MOLECULE), "test", "-s", scenario],
@@ -89,3 +101,191 @@ def _run_scenario(scenario: str) -> None:
     if res.returncode != 0:
         tail = "\n".join((res.stdout + res.stderr).splitlines()[-120:])
         pytest.fail(f"molecule test -s {scenario} failed (exit {res.returncode}); last lines:\n{tail}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The canary scenario (issue 15): secrets that never leak, files that keep their modes
+# ---------------------------------------------------------------------------------------------
+# slurm_gpu_accounting_bookworm runs molecule's steps one by one so that its first converge can run
+# at -vvvv with ANSIBLE_LOG_PATH set, with fresh canaries as the munge key and the accounting
+# password (its host_vars read LAB_CANARY_*), and a --check --diff pass and a failing pass on two
+# hosts after it; then the scans, the file-mode audit, the scenario's usual steps, and a password
+# rotation on the running cluster.
+CANARY_SCENARIO = "slurm_gpu_accounting_bookworm"
+CANARY_CTL, CANARY_GPU, CANARY_LOGIN = "slurm-bw-ctl", "slurm-bw-gpu1", "slurm-bw-login1"
+CANARY_NODES = ("slurm-bw-ctl", "slurm-bw-gpu1", "slurm-bw-gpu2", "slurm-bw-cpu1", "slurm-bw-login1")
+# Where a leak would land on a node: temp dirs (Ansible's remote tmp included), logs, home dirs.
+NODE_LEAK_ROOTS = ["/tmp", "/var/tmp", "/root/.ansible", "/home", "/var/log", "/run/log"]
+# Where the accounting password must not be on a compute or login node.
+NODE_NO_PASSWORD_ROOTS = ["/etc", "/var/lib/slurm", "/var/spool", "/run", "/var/log", "/tmp", "/var/tmp", "/root"]
+
+
+def _molecule(
+    step: str, scenario: str, env: dict[str, str], out: Path, *ansible_args: str, expect_ok: bool = True
+) -> subprocess.CompletedProcess[str]:
+    cmd = [str(MOLECULE), step, "-s", scenario]
+    if ansible_args:
+        cmd += ["--", *ansible_args]
+    res = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    out.write_text(res.stdout + "\n--- stderr ---\n" + res.stderr)
+    if expect_ok and res.returncode != 0:
+        tail = "\n".join((res.stdout + res.stderr).splitlines()[-120:])
+        pytest.fail(f"molecule {step} -s {scenario} {' '.join(ansible_args)} failed (exit {res.returncode}):\n{tail}")
+    return res
+
+
+def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["podman", *args], capture_output=True, text=True, check=check, timeout=120)
+
+
+def _run_canary_scenario(scenario: str, work: Path) -> None:
+    munge, password = canary.munge_key_canary(), canary.password_canary()
+    pats = canary.patterns([munge, password])
+    env = _env()
+    env.update(
+        {
+            "LAB_CANARY_MUNGE_KEY": munge.value,
+            "LAB_CANARY_DB_PASSWORD": password.value,
+            "ANSIBLE_LOG_PATH": str(work / "ansible.log"),
+            "ANSIBLE_LOCAL_TEMP": str(work / "ansible-local-tmp"),
+        }
+    )
+    started = time.time()
+    try:
+        _molecule("destroy", scenario, env, work / "destroy0.out")
+        _molecule("syntax", scenario, env, work / "syntax.out")
+        two = f"--limit={CANARY_CTL},{CANARY_GPU}"
+        with canary.CmdlineSampler(pats) as sampler:
+            t0 = time.monotonic()
+            _molecule("converge", scenario, env, work / "converge.out", "-vvvv")
+            t1 = time.monotonic()
+            _molecule(
+                "converge",
+                scenario,
+                env,
+                work / "check.out",
+                "-vvvv",
+                "--check",
+                "--diff",
+                "--tags=munge,slurm_configure",
+                two,
+            )
+            t2 = time.monotonic()
+            # fails in the configure step, after munge has its key and the password is loaded
+            failed = _molecule(
+                "converge",
+                scenario,
+                env,
+                work / "fail.out",
+                "-vvvv",
+                "--tags=munge,slurm_configure",
+                two,
+                '--extra-vars={"slurm_config": {"SelectType": "select/nonexistent"}}',
+                expect_ok=False,
+            )
+            t3 = time.monotonic()
+        assert failed.returncode != 0 and "select/nonexistent" in failed.stdout, failed.stdout[-3000:]
+        _canary_scans(work, pats, sampler, started)
+        _file_mode_audit()
+        print(
+            f"canary passes: converge -vvvv {t1 - t0:.0f} s, --check --diff {t2 - t1:.0f} s, "
+            f"forced failure {t3 - t2:.0f} s"
+        )
+        _molecule("idempotence", scenario, env, work / "idempotence.out")
+        _molecule("side-effect", scenario, env, work / "side_effect.out")
+        _molecule("verify", scenario, env, work / "verify.out")
+        _rotate_password(scenario, env, work, password)
+    finally:
+        _molecule("destroy", scenario, env, work / "destroy.out", expect_ok=False)
+
+
+def _canary_scans(work: Path, pats: dict[str, bytes], sampler: canary.CmdlineSampler, started: float) -> None:
+    total = canary.ScanResult()
+    # this machine: the passes' output, the log file, Ansible's local temp dir, and what the run
+    # wrote under /tmp and /var/tmp (this checkout's own files are source, not output)
+    here = canary.scan_here([str(work), "/tmp", "/var/tmp"], pats, since=started - 5, skip=(str(REPO),))
+    total.add(here)
+    log = work / "ansible.log"
+    assert log.is_file() and log.stat().st_size > 100_000, "ANSIBLE_LOG_PATH wrote no log at -vvvv"
+    assert "<slurm-bw-ctl> SSH: EXEC" in log.read_text(errors="replace"), "the log is not at -vvvv"
+    for node in CANARY_NODES:
+        total.add(canary.scan_node(node, NODE_LEAK_ROOTS, pats, since=started - 5))
+    # the password is on the dbd host only: anywhere on a compute or login node is a leak
+    pw = {k: v for k, v in pats.items() if k.startswith("db_password/")}
+    for node in CANARY_NODES[1:]:
+        total.add(canary.scan_node(node, NODE_NO_PASSWORD_ROOTS, pw))
+    print(
+        f"canary scan: {total.files} files, {total.bytes} bytes, {len(total.hits)} hits; /proc/*/cmdline: "
+        f"{sampler.samples} samples, {sampler.processes} command lines, {sampler.bytes} bytes, {len(sampler.hits)} hits"
+    )
+    assert sampler.samples > 20, "the command-line sampler hardly ran"
+    assert not total.hits and not sampler.hits, sorted(total.hits) + sorted(sampler.hits)
+
+
+# path -> (owner, group, octal mode), written out from what each daemon needs
+FILE_MODES = {
+    "/etc/munge/munge.key": ("munge", "munge", "400"),
+    "/etc/munge": ("munge", "munge", "700"),
+    "/etc/slurm/slurm.conf": ("root", "root", "644"),
+    "/etc/slurm/slurmdbd.conf": ("slurm", "slurm", "600"),
+    "/var/lib/slurm/slurmctld": ("slurm", "slurm", "700"),
+    "/var/lib/slurm/slurmd": ("root", "root", "755"),
+}
+FILES_BY_NODE = {
+    CANARY_CTL: [
+        "/etc/munge/munge.key",
+        "/etc/munge",
+        "/etc/slurm/slurm.conf",
+        "/etc/slurm/slurmdbd.conf",
+        "/var/lib/slurm/slurmctld",
+    ],
+    CANARY_GPU: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf", "/var/lib/slurm/slurmd"],
+    CANARY_LOGIN: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf"],
+}
+
+
+def _file_mode_audit() -> None:
+    rows = []
+    for node, paths in FILES_BY_NODE.items():
+        stat = _podman("exec", node, "stat", "-c", "%n %U %G %a", *paths).stdout.split("\n")
+        for line in filter(None, stat):
+            path, owner, group, mode = line.split()
+            rows.append((node, path, owner, group, mode))
+    print("file-mode audit:\n" + "\n".join(f"  {n:16} {p:28} {o}:{g} {m}" for n, p, o, g, m in rows))
+    problems = [
+        f"{n}:{p} is {o}:{g} {m}, want {':'.join(FILE_MODES[p][:2])} {FILE_MODES[p][2]}"
+        for n, p, o, g, m in rows
+        if (o, g, m) != FILE_MODES[p]
+    ]
+    assert len(rows) == sum(len(p) for p in FILES_BY_NODE.values()) and not problems, problems
+    for node in CANARY_NODES[1:]:
+        assert _podman("exec", node, "test", "-e", "/etc/slurm/slurmdbd.conf", check=False).returncode == 1, node
+    user = yaml.safe_load((REPO / "inventories/lab/group_vars/all/lab.yml").read_text())["lab_slurm_user"]
+    read = _podman("exec", "--user", user, CANARY_LOGIN, "cat", "/etc/munge/munge.key", check=False)
+    assert read.returncode != 0 and "Permission denied" in read.stderr, (read.returncode, read.stderr)
+    daemons = _podman("exec", CANARY_LOGIN, "systemctl", "is-active", "slurmd", "slurmdbd", "slurmctld", check=False)
+    assert daemons.stdout.split() == ["inactive", "inactive", "inactive"], daemons.stdout
+
+
+def _rotate_password(scenario: str, env: dict[str, str], work: Path, old: canary.Canary) -> None:
+    """A new accounting password on the running cluster: MariaDB and slurmdbd change together."""
+    new = canary.password_canary("rotated")
+    extra = work / "rotate.yml"
+    extra.write_text(json.dumps({"slurm_dbd_storage_password": new.value}))
+    extra.chmod(0o600)
+    t0 = time.monotonic()
+    _molecule("converge", scenario, env, work / "rotate.out", f"--limit={CANARY_CTL}", f"--extra-vars=@{extra}")
+    seconds = time.monotonic() - t0
+    clusters = _podman("exec", CANARY_CTL, "sacctmgr", "--noheader", "--parsable2", "list", "cluster", "format=cluster")
+    assert clusters.stdout.split() == ["lab"], clusters.stdout
+    login = ["exec", "--env", "MYSQL_PWD", CANARY_CTL, "mysql", "--user=slurm", "--batch", "--execute=SELECT 1"]
+    os.environ["MYSQL_PWD"] = new.value
+    try:
+        assert _podman(*login, check=False).returncode == 0, "MariaDB does not take the new password"
+        os.environ["MYSQL_PWD"] = old.value
+        assert _podman(*login, check=False).returncode != 0, "MariaDB still takes the old password"
+    finally:
+        os.environ.pop("MYSQL_PWD", None)
+    conf = _podman("exec", CANARY_CTL, "cat", "/etc/slurm/slurmdbd.conf").stdout
+    assert new.forms()["form1"].decode() in conf and old.value.split("#")[0] not in conf
+    print(f"password rotation: {seconds:.0f} s; sacctmgr lists the cluster; MariaDB takes only the new password")
