@@ -6,12 +6,14 @@ Write calls are counted at the emulator (its add-on write log), never inferred f
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +26,12 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "tests" / "lab"))
+
+import canary  # noqa: E402
+
 from tests.oci_emulator import generate  # noqa: E402
-from tests.oci_emulator.testing import COLLECTIONS, VENV_BIN, Running, running_emulator  # noqa: E402
+from tests.oci_emulator.testing import COLLECTIONS, VENV_BIN, Running, ansible_inventory, running_emulator  # noqa: E402
 
 PLAYBOOK = REPO / "playbooks" / "oke_addons.yml"
 BUILT_IN_GROUPS = {"v1", "storage.k8s.io/v1"}
@@ -442,7 +448,63 @@ def test_cluster_info_writes_a_private_kubeconfig_once(old_cluster: Running) -> 
     rc, out = module(old_cluster, "oke_cluster_info", cluster_id=cid, kubeconfig_path=str(path))
     assert rc == 0 and out["changed"] and "kubeconfig" not in out
     assert stat.S_IMODE(path.stat().st_mode) == 0o600 and "kind: Config" in path.read_text()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     assert out["nodes"] == {"total": 4, "active": 4, "gpu_active": 2, "non_gpu_active": 2}
     assert out["gpu_shapes"][0]["shape"] == "BM.GPU.H100.8"
     rc, again = module(old_cluster, "oke_cluster_info", cluster_id=cid, kubeconfig_path=str(path), node_pools=False)
     assert rc == 0 and not again["changed"]
+
+
+def test_the_oci_api_key_never_leaks_at_vvvv(converged: dict[str, Any]) -> None:
+    """The OCI API private key as a canary (issue 15): the SDK signs every call with it. A --check
+    --diff run, a failing run (a cluster the tenancy does not have, after the key signed its first
+    call) and the inventory plugin, all at -vvvv with ANSIBLE_LOG_PATH set; no form of the key in
+    their output, the log, Ansible's temp dir or what they wrote under /tmp and /var/tmp."""
+    lab = converged["lab"]
+    pem = lab.creds.key_file.read_text()
+    body = "".join(line for line in pem.splitlines() if "-----" not in line)
+    der = base64.b64decode(body)
+    key = canary.Canary("oci_api_key", pem, (body.encode(), pem.splitlines()[5].encode(), der, der.hex().encode()))
+    pats = canary.patterns([key])
+    started = time.time()
+    log = lab.workdir / "canary-ansible.log"
+    env = {"ANSIBLE_LOG_PATH": str(log)}
+    with canary.CmdlineSampler(pats) as sampler:
+        runs = [
+            _run_with_env(lab, converged["extra"], env, "-vvvv", "--check", "--diff"),
+            _run_with_env(
+                lab, {**converged["extra"], "oke_addons_cluster_id": "ocid1.cluster.oc1.iad.nosuch"}, env, "-vvvv"
+            ),
+        ]
+        inventory = ansible_inventory(lab.inventory_file("canary"), "-vvvv", env=env)
+    assert runs[0].returncode == 0, runs[0].stdout[-3000:]
+    assert runs[1].returncode != 0 and "nosuch" in runs[1].stdout, runs[1].stdout[-3000:]
+    assert inventory.rc == 0 and '"hostvars"' in inventory.stdout, inventory.stderr[-2000:]
+    assert log.stat().st_size > 10_000
+    seen = "\n".join(r.stdout + r.stderr for r in runs) + inventory.stdout + inventory.stderr
+    hits = [k for k, v in pats.items() if v.decode(errors="replace") in seen]
+    scan = canary.scan_here(
+        [str(lab.workdir), "/tmp", "/var/tmp"],
+        pats,
+        since=started - 5,
+        skip=(str(REPO), str(lab.creds.key_file.parent)),
+    )
+    print(
+        f"OCI key canary: output {len(seen)} chars, {scan.files} files, {scan.bytes} bytes scanned, "
+        f"{len(hits) + len(scan.hits)} hits; /proc/*/cmdline {sampler.samples} samples, {len(sampler.hits)} hits"
+    )
+    assert scan.files > 0 and not hits and not scan.hits and not sampler.hits, (hits, scan.hits, sampler.hits)
+
+
+def _run_with_env(lab: Running, extra: dict[str, Any], env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    variables = dict(base_vars(lab), **extra)
+    path = lab.workdir / f"vars-canary-{len(list(lab.workdir.glob('vars-canary-*.yml')))}.yml"
+    path.write_text(yaml.safe_dump(variables))
+    return subprocess.run(
+        [str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), "-e", f"@{path}", *args],
+        capture_output=True,
+        text=True,
+        env={**env_for(lab.workdir), **env},
+        timeout=300,
+        check=False,
+    )
