@@ -46,7 +46,7 @@ def test_the_roles_have_no_log_tasks() -> None:
 
 
 @pytest.mark.parametrize(
-    "path,index,task,later", NO_LOG_TASKS, ids=[f"{p}:{t.get('name')}" for p, _, t, _ in NO_LOG_TASKS]
+    "path,index,task,later", NO_LOG_TASKS, ids=[f"{entry[0]}:{entry[2].get('name')}" for entry in NO_LOG_TASKS]
 )
 def test_a_no_log_task_reports_its_failure_in_a_later_assert(
     path: str, index: int, task: dict[str, Any], later: list[dict[str, Any]]

@@ -204,7 +204,7 @@ def test_two_clusters_in_one_tenancy_stay_apart() -> None:
 
 def test_role_and_cluster_tags_are_configurable_and_checked() -> None:
     inst = {**_tagged("n1"), "defined_tags": {"hpc": {"role": "compute", "site": "x"}}}
-    groups, _ = _slurm([inst], slurm_role_tag="hpc.role", cluster_tag="hpc.site", cluster="x")
+    groups = _slurm([inst], slurm_role_tag="hpc.role", cluster_tag="hpc.site", cluster="x")[0]
     assert groups == {"n1": {"slurm_compute"}}
     for bad in ("slurm-role", "oci-gpu.", "a.b.c", "oci gpu.role"):
         with pytest.raises(inv.InventoryError, match=r"slurm_role_tag: .* <tag namespace>\.<tag key>"):
@@ -790,11 +790,13 @@ def two_clusters(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """One tenancy, one region, two Slurm clusters (emulated-1, emulated-2) side by side, plus a
     host of cluster 1 whose role is only a freeform tag (what anyone who may update it can set)."""
     data = generate(seed=8, hosts=24, compartments=3, regions=1, public_fraction=0.1, cpu_fraction=0.3, clusters=2)
-    rogue = next(
+    untagged = [
         i
         for i in data["regions"]["us-ashburn-1"]["instances"]
         if i["definedTags"]["oci-gpu"]["cluster"] == "emulated-1" and "slurm-role" not in i["definedTags"]["oci-gpu"]
-    )
+    ]
+    assert untagged, "the emulator gave cluster 1 no host without a role"
+    rogue = untagged[0]
     rogue["freeformTags"]["slurm_role"] = "login"
     with running_emulator(data, tmp_path_factory.mktemp("oci-two")) as running:
         yield running, rogue["_vnics"][0]["hostnameLabel"]
