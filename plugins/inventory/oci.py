@@ -145,7 +145,7 @@ options:
   default_groups:
     description: Create the built-in groups (C(oci), C(gpu), C(cpu), C(shape_*), C(region_*), C(ad_*),
       C(gpu_<model>), C(cluster_network_*), C(instance_pool_*), C(hpc_island_*), C(network_block_*),
-      C(slurm_controller), C(slurm_dbd), C(slurm_compute), C(slurm_login)).
+      C(local_block_*), C(gpu_memory_fabric_*), C(slurm_controller), C(slurm_dbd), C(slurm_compute), C(slurm_login)).
     type: bool
     default: true
   extended_hostvars:

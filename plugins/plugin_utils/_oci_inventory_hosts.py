@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes, _topology
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_api import InventoryError
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_fetch import _error_text
 
@@ -167,6 +167,8 @@ def build_hosts(
             exported = hv if opts.get("extended_hostvars") else {k: v for k, v in hv.items() if k in CORE_HOSTVARS}
             hosts.append({"name": name, "vars": exported, "all_vars": hv, "groups": groups})
     _finish_roles(tags, report, warn)
+    if default_groups:
+        _fabric_names_apart(hosts)
     if no_ip and warn:
         shown = ", ".join(no_ip[:10]) + (f" (+{len(no_ip) - 10} more)" if len(no_ip) > 10 else "")
         warn(f"{len(no_ip)} instance(s) have no private IP (no ATTACHED VNIC found); kept without one: {shown}")
@@ -459,6 +461,31 @@ def _slurm_groups(
     return groups
 
 
+# The fabric groups, widest first: (level of module_utils/_topology.py, host variable). Their names
+# are the topology model's switch and block names, so a group and a Slurm switch or block agree.
+FABRIC_LEVELS = (
+    ("island", "oci_hpc_island_id"),
+    ("network_block", "oci_network_block_id"),
+    ("local_block", "oci_local_block_id"),
+    ("memory_fabric", "oci_gpu_memory_fabric_id"),
+)
+
+
+def _fabric_names_apart(hosts: list[dict[str, Any]]) -> None:
+    """Two ids of one level that end in the same 12 characters would share a group: give them the
+    topology model's hashed names instead (computed once over all hosts)."""
+    for level, var in FABRIC_LEVELS:
+        ids = {h["all_vars"][var] for h in hosts if h["all_vars"].get(var)}
+        if len({_topology.short_id(i) for i in ids}) == len(ids):
+            continue
+        names = _topology.level_names(level, ids)
+        for h in hosts:
+            value = h["all_vars"].get(var)
+            plain = _topology.PREFIX[level] + "_" + _topology.short_id(value) if value else None
+            if value and names[value] != plain:
+                h["groups"] = [names[value] if g == plain else g for g in h["groups"]]
+
+
 def default_group_names(
     hv: dict[str, Any],
     warn: Callable[[str], None] | None = None,
@@ -482,9 +509,8 @@ def default_group_names(
         groups.append(
             "instance_pool_" + safe_group(hv.get("oci_instance_pool_name") or short_id(hv["oci_instance_pool_id"]))
         )
-    if hv.get("oci_hpc_island_id"):
-        groups.append("hpc_island_" + safe_group(short_id(hv["oci_hpc_island_id"]) or ""))
-    if hv.get("oci_network_block_id"):
-        groups.append("network_block_" + safe_group(short_id(hv["oci_network_block_id"]) or ""))
+    for level, var in FABRIC_LEVELS:
+        if hv.get(var):
+            groups.append(_topology.PREFIX[level] + "_" + _topology.short_id(hv[var]))
     groups.extend(_slurm_groups(hv, tags, report, warn))
     return groups

@@ -299,8 +299,14 @@ def test_rendered_custom_resources_are_well_formed(converged: dict[str, Any]) ->
     assert json.loads(net["spec"]["ipam"])["type"] == "whereabouts"
     (topo,) = by_kind["Topology"]
     assert topo["apiVersion"] == "kueue.x-k8s.io/v1alpha1"
-    assert [lvl["nodeLabel"] for lvl in topo["spec"]["levels"]][-1] == "kubernetes.io/hostname"
-    assert "hpc_island" in topo["spec"]["levels"][0]["nodeLabel"]
+    # H100: the shared RDMA model's levels down to the local block, then the host (OKE's own labels)
+    assert [lvl["nodeLabel"] for lvl in topo["spec"]["levels"]] == [
+        "oci.oraclecloud.com/rdma.hpc_island_id",
+        "oci.oraclecloud.com/rdma.network_block_id",
+        "oci.oraclecloud.com/rdma.local_block_id",
+        "kubernetes.io/hostname",
+    ]
+    assert topo["metadata"]["name"] == "oci-rdma"
     (flavor,) = by_kind["ResourceFlavor"]
     assert flavor["spec"]["nodeLabels"] == {"node.kubernetes.io/instance-type": "BM.GPU.H100.8"}
     assert flavor["spec"]["topologyName"] == topo["metadata"]["name"]

@@ -267,7 +267,12 @@ def generate(
                     "hpcIslandId": ocid("computehpcisland", key, seed, region, nb // network_blocks_per_island),
                     "networkBlockId": ocid("computenetworkblock", key, seed, region, nb),
                     "localBlockId": ocid("computelocalblock", key, seed, region, h // hosts_per_local_block),
-                    "gpuMemoryFabricId": None,
+                    # GB200/GB300 (NVL72): 18 hosts of 4 GPUs share one NVLink domain
+                    "gpuMemoryFabricId": (
+                        ocid("computegpumemoryfabric", key, seed, region, h // 18)
+                        if info.get("gpu_model") in ("gb200", "gb300")
+                        else None
+                    ),
                     "health": "HEALTHY",
                 }
                 # cluster networks: only RDMA shapes, only in the first cluster compartments

@@ -5,6 +5,7 @@ against the OCI API emulator (the unmodified oci SDK is the client)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils import _oci_inventory as inv
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils import _oci_inventory_hosts as _hosts
 
 REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:
@@ -90,6 +92,8 @@ def test_default_groups_gpu_topology_and_slurm_roles() -> None:
             oci_instance_pool_name="pool-a",
             oci_hpc_island_id="ocid1.computehpcisland.oc1.iad.aaaaislandid0001",
             oci_network_block_id="ocid1.computenetworkblock.oc1.iad.aaaablockid00002",
+            oci_local_block_id="ocid1.computelocalblock.oc1.iad.aaaalocalblk0003",
+            oci_gpu_memory_fabric_id="ocid1.computegpumemoryfabric.oc1.iad.aaaanvl72fab0004",
             oci_defined_tags={"oci-gpu": {"slurm-role": "compute, login bogus"}},
         ),
         warnings.append,
@@ -104,6 +108,8 @@ def test_default_groups_gpu_topology_and_slurm_roles() -> None:
         "instance_pool_pool_a",
         "hpc_island_islandid0001",
         "network_block_blockid00002",
+        "local_block_localblk0003",
+        "gpu_memory_fabric_nvl72fab0004",
         "slurm_compute",
         "slurm_login",
     ):
@@ -364,6 +370,23 @@ def test_fetch_uses_list_calls_only_and_skips_empty_compartments() -> None:
     assert "hpc_island_island1" in hosts[0]["groups"]
 
 
+def test_fabric_groups_of_ids_with_one_tail_are_hashed_apart() -> None:
+    tail = "sharedtail01"
+    hosts = [
+        {"name": n, "all_vars": {"oci_local_block_id": f"ocid1.computelocalblock.oc1.{r}.aaaa{tail}"}, "groups": []}
+        for n, r in (("a", "iad"), ("b", "phx"))
+    ]
+    hosts.append({"name": "c", "all_vars": {"oci_local_block_id": "ocid1.x.oc1.iad.aaaaother0000001"}, "groups": []})
+    for h in hosts:
+        h["groups"] = inv.default_group_names({"oci_region": "r", **h["all_vars"]})
+    assert "local_block_" + tail in hosts[0]["groups"] and "local_block_" + tail in hosts[1]["groups"]
+    _hosts._fabric_names_apart(hosts)
+    blocks = [[g for g in h["groups"] if g.startswith("local_block_")] for h in hosts]
+    assert blocks[2] == ["local_block_other0000001"]
+    hashed = re.compile(r"local_block_[0-9a-f]{12}")
+    assert blocks[0] != blocks[1] and all(len(b) == 1 and hashed.fullmatch(b[0]) for b in blocks[:2])
+
+
 def test_fetch_strict_names_region_compartment_and_call() -> None:
     api = FakeApi({("ListInstances", "c2"): inv.CallFailed(500, "InternalServerError", "boom")})
     with pytest.raises(inv.InventoryError, match=r"region r1 c2: ListInstances failed \(500\)"):
@@ -404,6 +427,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
         public_fraction=0.05,
         stopped_fraction=0.1,
         cluster_network_size=16,
+        # GB200 too, whose hosts also have a GPU memory fabric
+        gpu_shapes={"BM.GPU.H100.8": 5, "BM.GPU.H200.8": 3, "BM.GPU.A100-v2.8": 2, "BM.GPU.GB200.4": 2},
     )
     with running_emulator(data, tmp_path_factory.mktemp("oci-lab")) as running:
         yield running
@@ -435,6 +460,8 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
     hv = data["_meta"]["hostvars"]
     truth = expected_hosts(lab)
     assert set(hv) == set(truth)
+    fabric_groups: dict[str, set[str]] = {p: set() for p in ("hpc_island_", "network_block_", "local_block_")}
+    fabric_groups["gpu_memory_fabric_"] = set()
     for name, t in truth.items():
         assert hv[name]["oci_private_ip"] == t["ip"] == hv[name]["ansible_host"]
         assert hv[name]["oci_gpus"] == t["gpus"]
@@ -452,6 +479,20 @@ def test_inventory_groups_and_hostvars_match_the_tenancy(lab: Any) -> None:
         if host:
             assert hv[name].get("oci_hpc_island_id") == host["hpcIslandId"]
             assert hv[name].get("oci_network_block_id") == host["networkBlockId"]
+            # a group per fabric level: <level>_<last 12 characters of the id>
+            for prefix, key in (
+                ("hpc_island_", "hpcIslandId"),
+                ("network_block_", "networkBlockId"),
+                ("local_block_", "localBlockId"),
+                ("gpu_memory_fabric_", "gpuMemoryFabricId"),
+            ):
+                if host[key]:
+                    assert name in data[prefix + host[key][-12:]]["hosts"], (name, prefix)
+                    fabric_groups[prefix].add(prefix + host[key][-12:])
+    # every level present, GB200's memory fabric included, and no fabric group beyond the tenancy's
+    assert all(fabric_groups.values()), fabric_groups
+    for prefix, wanted in fabric_groups.items():
+        assert {g for g in data if g.startswith(prefix)} == wanted, prefix
     # cluster networks: membership equals the pools' instance lists
     for rdata in lab.tenancy.data["regions"].values():
         for pool in rdata["instancePools"]:
@@ -615,6 +656,7 @@ LAB_GPU_MODELS = {
     "BM.GPU.H200.8": "h200",
     "BM.GPU.A100-v2.8": "a100",
     "BM.GPU.MI300X.8": "mi300x",
+    "BM.GPU.GB200.4": "gb200",
 }
 
 
