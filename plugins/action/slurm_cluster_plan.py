@@ -34,7 +34,16 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "nodes_removed": {"type": "list", "elements": "str", "default": []},
     "max_failed_compute": {"type": "raw", "default": DEFAULT_MAX_FAILED_COMPUTE},
     "conf_dir": {"type": "str", "default": "/etc/slurm"},
+    "topology": {"type": "str", "choices": ["auto", "tree", "block", "none"], "default": "none"},
     "probe_var": {"type": "str", "default": "__slurm_probe"},
+}
+# The inventory's fabric ids (oci_gpu.cluster.oci hostvars) -> the topology model's keys.
+TOPOLOGY_HOSTVARS = {
+    "oci_hpc_island_id": "hpc_island_id",
+    "oci_network_block_id": "network_block_id",
+    "oci_local_block_id": "local_block_id",
+    "oci_rack_id": "rack_id",
+    "oci_gpu_memory_fabric_id": "gpu_memory_fabric_id",
 }
 
 
@@ -54,7 +63,7 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("slurm_cluster_plan: " + "; ".join(validation.error_messages))
         args = validation.validated_parameters
         keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed")
-        cluster = {k: args[k] for k in (*keys, "max_failed_compute", "conf_dir")}
+        cluster = {k: args[k] for k in (*keys, "max_failed_compute", "conf_dir", "topology")}
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None
         hosts = {
@@ -70,12 +79,37 @@ class ActionModule(ActionBase):
                 plan = preflight_cluster(cluster, hosts, omit_token=marker)
             else:
                 probes = self._probes(task_vars, hosts, args["probe_var"])
+                if args["topology"] != "none":
+                    cluster["topology_inventory"] = self._inventory_topology(task_vars, hosts["compute"])
                 plan = plan_cluster(cluster, hosts, probes, omit_token=marker)
         except SlurmPlanError as exc:
             raise AnsibleActionFail(f"slurm_cluster_plan: {exc}") from None
         result.update(plan)
         result["changed"] = False
         return result
+
+    @staticmethod
+    def _inventory_topology(task_vars: Mapping[str, Any], compute: list[str]) -> dict[str, dict[str, str]]:
+        """The fabric ids the inventory gives each compute host (raw: plain strings, read once)."""
+        hostvars = task_vars.get("hostvars")
+        out: dict[str, dict[str, str]] = {}
+        if hostvars is None:
+            return out
+        for host in compute:
+            try:
+                data = hostvars.raw_get(host) if hasattr(hostvars, "raw_get") else hostvars.get(host)
+            except KeyError:
+                continue
+            if not isinstance(data, Mapping):
+                continue
+            ids = {
+                key: str(data[var])
+                for var, key in TOPOLOGY_HOSTVARS.items()
+                if isinstance(data.get(var), str) and data[var]
+            }
+            if ids:
+                out[host] = ids
+        return out
 
     @staticmethod
     def _probes(task_vars: Mapping[str, Any], hosts: Mapping[str, Any], var: str) -> dict[str, Any]:

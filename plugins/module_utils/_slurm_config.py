@@ -361,16 +361,24 @@ def render_slurm_config(spec: Mapping[str, Any], omit_token: Any = None) -> dict
 
 
 def render_slurm_config_with_settings(
-    spec: Mapping[str, Any], omit_token: Any = None
+    spec: Mapping[str, Any],
+    omit_token: Any = None,
+    extra_keys: Callable[[dict[str, str], dict[str, list[str]]], Mapping[str, str]] | None = None,
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Like :func:`render_slurm_config`, plus the merged top-level slurm.conf keys (canonical spelling).
 
     The settings are the one place the roles read paths, users and ports from (StateSaveLocation,
     SlurmdSpoolDir, SlurmUser, log files, ports), defaults and overrides merged.
+
+    ``extra_keys(settings, partitions)``, given the merged keys and each partition's node names
+    (``ALL`` expanded), returns keys to add before rendering (the topology plugin, decided from
+    the partitions); it may raise :class:`SlurmConfigError`.
     """
     model = _Model(spec, omit_token)
     if model.problems:
         raise SlurmConfigError(model.problems)
+    if extra_keys is not None:
+        model.slurm_conf.update(extra_keys(dict(model.slurm_conf), model.partition_members()))
     return model.render(), dict(model.slurm_conf)
 
 
@@ -921,6 +929,14 @@ class _Model:
         )
 
     # ------------------------------------------------------------------ rendering
+
+    def partition_members(self) -> dict[str, list[str]]:
+        """Each partition's node names, ``ALL`` expanded to every defined node."""
+        everyone = sorted(n for names in self.groups.values() for n in names)
+        return {
+            name: everyone if nodes_text == "ALL" else expand(nodes_text)
+            for name, nodes_text, _attrs in self.partitions
+        }
 
     def render(self) -> dict[str, str]:
         node_lines = self._node_lines()

@@ -39,6 +39,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     render_slurm_config_with_settings,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import TOPOLOGY_FILES, plan_topology
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
@@ -223,6 +224,51 @@ def _spec(cluster: Mapping[str, Any], controllers: list[str], nodes: list[dict[s
     return spec
 
 
+_TOPOLOGY_HEADER = "# Managed by Ansible (oci_gpu.cluster.slurm)"
+# The ids a Slurm node's place in the fabric is read from: the probe's (IMDS, checked against the
+# inventory on the node), else the inventory's for hosts outside the run (oci_* hostvars).
+_TOPOLOGY_IDS = ("hpc_island_id", "network_block_id", "local_block_id", "rack_id", "gpu_memory_fabric_id")
+
+
+def _plan_topology(
+    cluster: Mapping[str, Any],
+    controllers: list[str],
+    nodes: list[dict[str, Any]],
+    probes: Mapping[str, Mapping[str, Any]],
+    version: tuple[int, int] | None,
+    settings: Mapping[str, str],
+    members: dict[str, list[str]],
+    partial: bool,
+    reference: str,
+    live_topology: dict[str, str],
+) -> dict[str, Any]:
+    inventory = cluster.get("topology_inventory") or {}
+    records = []
+    for node in nodes:
+        name = node["name"]
+        ids = (probes.get(name) or {}).get("topology") or inventory.get(name) or {}
+        record = {"name": name, "gpu_model": node.get("gpu_type")}
+        record.update({k: ids[k] for k in _TOPOLOGY_IDS if isinstance(ids, Mapping) and ids.get(k)})
+        records.append(record)
+    controller = next(
+        (probes[h] for h in controllers if h in probes and probes[h].get("topology_plugins")),
+        None,
+    ) or next((p for p in probes.values() if p.get("topology_plugins")), {})
+    live = None
+    if partial and reference:
+        live = {"plugin": parse_slurm_conf(reference)["keys"].get("topologyplugin", ""), "files": live_topology}
+    user_plugin = str(settings.get("TopologyPlugin") or "")
+    return plan_topology(
+        str(cluster.get("topology") or "none"),
+        records,
+        version,
+        controller.get("topology_plugins") or [],
+        members,
+        user_plugin=user_plugin,
+        live=live,
+    )
+
+
 def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit_token: Any = None) -> dict[str, Any]:
     """Before anything changes: the hosts that must stand do, and the cluster description (node names
     only: the hardware is read later) passes the configuration model. Returns the lost hosts."""
@@ -357,13 +403,43 @@ def plan_cluster(
         raise SlurmPlanError(problems)
 
     spec = _spec(cluster, controllers, merged["nodes"], partitions=partitions, gres_autodetect=mode)
+    live_source_probe = (probes.get(live_sources[0]) or {}) if live_sources else {}
+    live_topology = {k: str(v) for k, v in (live_source_probe.get("live_topology") or {}).items() if v}
+    topology: dict[str, Any] = {}
+
+    def topology_keys(settings: dict[str, str], members: dict[str, list[str]]) -> dict[str, str]:
+        topology.update(
+            _plan_topology(
+                cluster,
+                controllers,
+                merged["nodes"],
+                probes,
+                version,
+                settings,
+                members,
+                partial,
+                reference,
+                live_topology,
+            )
+        )
+        if topology["problems"]:
+            raise SlurmPlanError(topology["problems"])
+        return {"TopologyPlugin": topology["plugin"]} if topology["plugin"] else {}
+
     try:
-        files, settings = render_slurm_config_with_settings(spec, omit_token=omit_token)
+        files, settings = render_slurm_config_with_settings(spec, omit_token=omit_token, extra_keys=topology_keys)
     except SlurmConfigError as exc:
         raise SlurmPlanError([str(exc)]) from exc
+    files.update(topology["files"])
+    # Files the role wrote for an earlier topology that this one does not use (topology.yaml is
+    # read whenever it exists, whatever slurm.conf says) go; a file of the site's own stays.
+    stale = sorted(
+        n for n, text in live_topology.items() if n not in topology["files"] and text.startswith(_TOPOLOGY_HEADER)
+    )
+    topology_changed = any(topology["files"].get(n, "") != live_topology.get(n, "") for n in TOPOLOGY_FILES)
 
     plan = (
-        change_plan(reference, files["slurm.conf"], version_text)
+        change_plan(reference, files["slurm.conf"], version_text, topology_changed=topology_changed)
         if reference
         else {
             "restart": [],
@@ -396,8 +472,12 @@ def plan_cluster(
         report.append(
             f"hosts run different Slurm releases ({', '.join(mixed)}): planned with the rules of {version_text}"
         )
+    report.extend(topology["report"])
     return {
         "files": files,
+        "files_absent": stale,
+        "topology": {k: topology[k] for k in ("mode", "plugin") if k in topology}
+        | {"blocks": topology.get("blocks", 0), "switches": topology.get("switches", 0)},
         "settings": settings,
         "slurm_user": _slurm_user(settings),
         "dbd_log_dir": _dbd_log_dir(settings),

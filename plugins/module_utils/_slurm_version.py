@@ -12,7 +12,8 @@ Public API
     The row of :data:`VERSION_TABLE` in force for that version.
 ``change_plan(old_text, new_text, version, ...) -> dict``
     Which daemons a change of ``slurm.conf`` / ``gres.conf`` / ``cgroup.conf`` /
-    ``slurmdbd.conf`` needs restarted, and whether ``scontrol reconfigure`` suffices.
+    ``slurmdbd.conf`` / ``topology.conf`` needs restarted, and whether ``scontrol reconfigure``
+    suffices (a topology file's content: reconfigure; ``TopologyPlugin``: every daemon restarts).
 
 Facts the table encodes (Slurm's release notes and the slurm.conf man page of each release):
 
@@ -155,6 +156,7 @@ def change_plan(
     gres_changed: bool = False,
     cgroup_changed: bool = False,
     dbd_changed: bool = False,
+    topology_changed: bool = False,
 ) -> dict[str, Any]:
     """Decide what a change needs: restarts per daemon, or a reconfigure.
 
@@ -209,6 +211,11 @@ def change_plan(
         if old["partitions"] != new["partitions"]:
             reconfigure = True
             reasons.append("partitions changed: reconfigure")
+    # topology.conf / topology.yaml: every daemon re-reads it on a reconfigure (the plugin itself,
+    # TopologyPlugin in slurm.conf, needs every daemon restarted: _ALL_RESTART).
+    if topology_changed and old_text:
+        reconfigure = True
+        reasons.append("the topology file changed: reconfigure")
     # On a first install (no live slurm.conf) the daemons are simply started afterwards.
     if gres_changed and old_text:
         restart.add("slurmd")

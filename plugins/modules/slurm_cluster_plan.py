@@ -92,6 +92,20 @@ options:
     description: The Slurm configuration directory.
     type: str
     default: /etc/slurm
+  topology:
+    description:
+      - The Slurm network topology from OCI's RDMA fabric (see the role's C(slurm_topology)).
+      - V(auto) - none for at most one block, block where the controller has C(topology_block.so), a GPU
+        family with local blocks or memory fabrics is present and no partition mixes nodes in and outside
+        blocks, else tree. V(tree), V(block) - that plugin, or a refusal naming why. V(none) - no
+        C(TopologyPlugin) line and no topology file.
+      - A node's place comes from its probe (IMDS, checked against the inventory on the node), else from the
+        inventory's C(oci_hpc_island_id), C(oci_network_block_id), C(oci_local_block_id),
+        C(oci_gpu_memory_fabric_id) hostvars.
+      - A run that does not hold the whole cluster keeps the live topology.
+    type: str
+    choices: [auto, tree, block, none]
+    default: none
   probe_var:
     description: The variable each host registered M(oci_gpu.cluster.slurm_node_info) as.
     type: str
@@ -125,7 +139,18 @@ EXAMPLES = r"""
 
 RETURN = r"""
 files:
-  description: Text of C(slurm.conf), C(gres.conf) and C(cgroup.conf), without the C(ansible_managed) header.
+  description: Text of C(slurm.conf), C(gres.conf), C(cgroup.conf) and the topology file (C(topology.conf), or
+    C(topology.yaml) from Slurm 25.05) when there is one, without the C(ansible_managed) header.
+  returned: stage=plan
+  type: dict
+files_absent:
+  description: Topology files the role wrote earlier that the chosen topology does not use (to remove).
+  returned: stage=plan
+  type: list
+  elements: str
+topology:
+  description: C(mode) (V(tree), V(block), V(none)), C(plugin) (the C(TopologyPlugin) written, empty for none),
+    C(blocks) and C(switches) (leaf switches) of the model.
   returned: stage=plan
   type: dict
 settings:

@@ -23,9 +23,36 @@ description:
     the cluster with a wrong gres count.
   - Tells whether the installed Slurm has the NVML GPU plugin, so gres autodetection is used only
     where it exists.
+  - Reports the topology plugins the installed Slurm has (RV(topology_plugins)) and the live topology
+    files (RV(live_topology)); with O(topology_imds_url), on compute hosts, reads the node's place in
+    OCI's RDMA fabric from IMDS C(/opc/v2/host/) (the C(Authorization) header set to C(Bearer Oracle)) and fails
+    naming the node when it differs from O(topology_expected).
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options:
+  topology_imds_url:
+    description:
+      - IMDS's host document, read on compute hosts for RV(topology); empty reads nothing. A host of a known
+        shape that is not a bare-metal GPU shape (no RDMA fabric) reads nothing either.
+      - OCI's is C(http://169.254.169.254/opc/v2/host/).
+    type: str
+    default: ""
+  topology_timeout:
+    description: Seconds to wait for IMDS.
+    type: float
+    default: 2
+  topology_expected:
+    description:
+      - The node's fabric ids as the inventory gives them (C(hpc_island_id), C(network_block_id),
+        C(local_block_id), C(gpu_memory_fabric_id), C(rack_id)); empty values are ignored.
+      - Where IMDS has the same id with another value, the module fails naming the node and both values.
+      - When IMDS cannot be read, these are the node's place.
+    type: dict
+    default: {}
+  topology_required:
+    description: Fail, naming the node, when IMDS is read but cannot be, and O(topology_expected) is empty.
+    type: bool
+    default: false
   name:
     description: The Slurm node name.
     type: str
@@ -182,6 +209,29 @@ nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
   type: bool
+topology_plugins:
+  description: The topology plugins the installed Slurm has (C(topology_<name>.so)), by name.
+  returned: always
+  type: list
+  elements: str
+  sample: [block, default, tree]
+live_topology:
+  description: Text of C(topology.conf) and C(topology.yaml) beside the live C(slurm.conf), those that exist.
+  returned: always
+  type: dict
+topology:
+  description: The node's fabric ids (IMDS's, else O(topology_expected)); empty off the fabric.
+  returned: compute hosts with O(topology_imds_url)
+  type: dict
+  sample: {"hpc_island_id": "ocid1.computehpcisland...", "local_block_id": "ocid1.computelocalblock..."}
+topology_source:
+  description: Where RV(topology) comes from - V(imds), V(inventory), V(imds+inventory) or V(none).
+  returned: compute hosts with O(topology_imds_url)
+  type: str
+imds_error:
+  description: Why IMDS could not be read; empty when it was.
+  returned: compute hosts with O(topology_imds_url)
+  type: str
 """
 
 import glob
@@ -189,8 +239,11 @@ import hashlib
 import os
 
 from ansible.module_utils.basic import AnsibleModule
+from ansible.module_utils.urls import open_url
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import read_record
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._imds import node_topology
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import (
     gpu_check,
     gpu_devices_sorted,
@@ -252,6 +305,18 @@ def applied_record(path: str) -> dict[str, str]:
     return read_record(path)
 
 
+TOPOLOGY_FILES = ("topology.conf", "topology.yaml")
+
+
+def topology_plugins(plugin_dirs: list[str]) -> list[str]:
+    """Names of the topology plugins in the first plugin directory that exists (``tree``, ``block``...)."""
+    for directory in plugin_dirs:
+        if os.path.isdir(directory):
+            found = glob.glob(os.path.join(directory, "topology_*.so"))
+            return sorted(os.path.basename(f)[len("topology_") : -len(".so")] for f in found)
+    return []
+
+
 def _live_conf(paths: list[str]) -> tuple[str, str]:
     for path in paths:
         if os.path.isfile(path):
@@ -282,6 +347,10 @@ def main() -> None:
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
+            "topology_imds_url": {"type": "str", "default": ""},
+            "topology_timeout": {"type": "float", "default": 2},
+            "topology_expected": {"type": "dict", "default": {}},
+            "topology_required": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -297,6 +366,13 @@ def main() -> None:
     live_dir = os.path.dirname(live_path)
     conf_sha = {n: file_sha256(os.path.join(live_dir, n)) if live_dir else "" for n in p["conf_set"]}
     applied = applied_record(p["applied_path"])
+    live_topology = {}
+    for topo_name in TOPOLOGY_FILES:
+        topo_path = os.path.join(live_dir, topo_name) if live_dir else ""
+        if topo_path and os.path.isfile(topo_path):
+            with open(topo_path, encoding="utf-8", errors="replace") as handle:
+                live_topology[topo_name] = handle.read()
+            conf_sha[topo_name] = file_sha256(topo_path)
     units = unit_states(module, p["units"])
     result = {
         "changed": False,
@@ -310,10 +386,30 @@ def main() -> None:
         "live_conf_path": live_path,
         "conf_sha256": conf_sha,
         "applied_sha256": applied,
-        "behind": bool(applied) and bool(live_path) and applied != conf_sha,
+        # Only the files the record names: a file the role never wrote (a site's own topology.conf,
+        # or one a record from before the topology existed does not list) never makes a node behind.
+        "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
+        "topology_plugins": topology_plugins(p["plugin_dirs"]),
+        "live_topology": live_topology,
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)
+    # Only bare-metal GPU shapes sit in the RDMA fabric: a known other shape reads nothing.
+    in_fabric = not p["shape"] or _shapes.shape(p["shape"]) is None or _shapes.is_bare_metal_gpu(p["shape"])
+    if p["topology_imds_url"] and not in_fabric:
+        result.update(topology={}, topology_source="none", imds_error="")
+    elif p["topology_imds_url"]:
+        placed = node_topology(
+            name,
+            p["topology_expected"],
+            p["topology_imds_url"],
+            p["topology_timeout"],
+            p["topology_required"],
+            open_url,
+        )
+        if "failed" in placed:
+            module.fail_json(msg=placed["failed"], **result)
+        result.update(topology=placed["topology"], topology_source=placed["source"], imds_error=placed["imds_error"])
 
     expected = None if p["gpu_count"] < 0 else p["gpu_count"]
     problem = gpu_check(name, p["shape"] or None, devices, expected)

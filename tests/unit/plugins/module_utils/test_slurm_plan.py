@@ -358,3 +358,94 @@ def test_a_node_taken_out_on_purpose_never_checks_the_candidate() -> None:
     assert out["nodes"]["removed"] == ["gpu1"]
     assert out["check_host"] == "gpu2"
     assert "NodeName=gpu2 " in out["files"]["slurm.conf"] and "gpu1" not in out["files"]["slurm.conf"]
+
+
+# --------------------------------------------------------------------------- topology (issue 16)
+
+NB = "ocid1.computenetworkblock.oc1.iad.aaaaaaaanetblk000001"
+
+
+def placed(block: int) -> dict[str, str]:
+    return {"network_block_id": NB, "local_block_id": f"ocid1.computelocalblock.oc1.iad.aaaaaaaalocblk00000{block}"}
+
+
+def topo_probes(blocks: dict[str, int], plugins: tuple[str, ...] = ("tree", "block"), **ctl: Any) -> dict:
+    probes = {"ctl": {**probe("ctl"), "topology_plugins": list(plugins), **ctl}, "login1": probe("login1")}
+    for name, block in blocks.items():
+        probes[name] = {**probe(name, compute=True), "topology": placed(block)}
+    return probes
+
+
+FOUR_HOSTS = ("gpu1", "gpu2", "gpu3", "gpu4")
+FOUR_BLOCKS = {"gpu1": 1, "gpu2": 1, "gpu3": 2, "gpu4": 2}
+EVERYONE = ["ctl", "login1", *FOUR_HOSTS]
+
+
+def test_topology_block_writes_the_plugin_and_the_file_and_a_block_change_reconfigures() -> None:
+    cluster = {**CLUSTER, "topology": "auto"}
+    out = plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS))
+    assert "TopologyPlugin=topology/block" in out["files"]["slurm.conf"].splitlines()
+    assert out["files"]["topology.conf"].splitlines()[1:] == [
+        "BlockName=local_block_locblk000001 Nodes=gpu[1-2]",
+        "BlockName=local_block_locblk000002 Nodes=gpu[3-4]",
+        "BlockSizes=2,4",
+    ]
+    assert out["topology"] == {"mode": "block", "plugin": "topology/block", "blocks": 2, "switches": 2}
+    # the plugin is new to the live slurm.conf: every daemon restarts
+    assert out["plan"]["restart"] == ["slurmctld", "slurmd"]
+    # converged, then gpu2 moves to block 2: the file changes, a reconfigure applies it
+    live = out["files"]["slurm.conf"]
+    probes = topo_probes({**FOUR_BLOCKS, "gpu2": 2}, live_topology={"topology.conf": out["files"]["topology.conf"]})
+    for h in probes:
+        probes[h]["live_conf"] = live
+    moved = plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
+    assert "BlockName=local_block_locblk000002 Nodes=gpu[2-4]" in moved["files"]["topology.conf"]
+    assert moved["plan"]["restart"] == [] and moved["plan"]["reconfigure"] is True
+    assert "the topology file changed: reconfigure" in moved["plan"]["reasons"]
+    # and the same again changes nothing
+    probes["ctl"]["live_topology"] = {"topology.conf": moved["files"]["topology.conf"]}
+    again = plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
+    assert again["plan"]["restart"] == [] and again["plan"]["reconfigure"] is False
+
+
+def test_topology_ids_of_hosts_outside_the_probe_come_from_the_inventory() -> None:
+    cluster = {**CLUSTER, "topology": "tree", "topology_inventory": {"gpu3": placed(2), "gpu4": placed(2)}}
+    probes = topo_probes({"gpu1": 1, "gpu2": 1})
+    probes.update({h: probe(h, compute=True) for h in ("gpu3", "gpu4")})
+    out = plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
+    assert "SwitchName=local_block_locblk000002 Nodes=gpu[3-4]" in out["files"]["topology.conf"]
+    assert "TopologyPlugin=topology/tree" in out["files"]["slurm.conf"]
+
+
+def test_topology_block_refuses_a_partition_that_mixes_in_a_cpu_node_naming_it() -> None:
+    cluster = {
+        **CLUSTER,
+        "topology": "block",
+        "partitions": [{"name": "batch", "nodes": "ALL", "default": True}],
+    }
+    probes = topo_probes({"gpu1": 1, "gpu2": 1, "gpu3": 2})
+    probes["gpu4"] = probe("gpu4", compute=True)  # a node with no fabric ids
+    with pytest.raises(SlurmPlanError, match=r"partition\(s\) batch \(gpu4 in no block\)"):
+        plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
+
+
+def test_topology_none_and_partial_runs() -> None:
+    out = plan_cluster({**CLUSTER, "topology": "none"}, hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS))
+    assert "TopologyPlugin" not in out["files"]["slurm.conf"] and "topology.conf" not in out["files"]
+    # a --limit run keeps the live plugin and file, whatever the hosts in it report
+    live_conf = LIVE.replace("TaskPlugin=", "TopologyPlugin=topology/tree\nTaskPlugin=")
+    live_topo = {
+        "topology.conf": "# Managed by Ansible (oci_gpu.cluster.slurm): OCI RDMA topology\n"
+        "SwitchName=s Nodes=gpu[1-2]\n"
+    }
+    probes = {
+        "gpu1": {**probe("gpu1", live=live_conf, compute=True), "topology": placed(9), "live_topology": live_topo}
+    }
+    out = plan_cluster({**CLUSTER, "topology": "auto"}, hosts(["gpu1"]), probes)
+    assert out["files"]["topology.conf"] == live_topo["topology.conf"]
+    assert "TopologyPlugin=topology/tree" in out["files"]["slurm.conf"]
+    assert out["plan"]["restart"] == [] and out["files_absent"] == []
+    # switching to none removes the role's own file (topology.yaml would be read whatever slurm.conf says)
+    probes = topo_probes(FOUR_BLOCKS, live_topology={**live_topo, "topology.yaml": "site: own\n"})
+    out = plan_cluster({**CLUSTER, "topology": "none"}, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
+    assert out["files_absent"] == ["topology.conf"]

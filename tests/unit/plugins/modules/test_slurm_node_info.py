@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import adhoc
 import pytest
@@ -146,3 +147,120 @@ def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applie
     assert later["behind"] is True and later["applied_sha256"] == want
     applied.write_text("not json")
     assert run_module(args, "--check")["behind"] is False
+
+
+# --------------------------------------------------------------------------- topology (issue 16)
+
+ISLAND = "ocid1.computehpcisland.oc1.iad.aaaaaaaaisland000001"
+LOCAL = "ocid1.computelocalblock.oc1.iad.aaaaaaaalocblk000001"
+
+
+@pytest.fixture
+def imds() -> Any:
+    """A real HTTP server answering /opc/v2/host/ as OCI's IMDS does, only with its header."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    doc = {
+        "id": "host-1",
+        "rackId": "9" * 64,
+        "rdmaTopologyData": {"customerHPCIslandId": ISLAND, "customerLocalBlock": LOCAL},
+    }
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # the http.server API names it
+            seen.append(self.headers.get("Authorization", ""))
+            ok = self.path == "/opc/v2/host/" and self.headers.get("Authorization") == "Bearer Oracle"
+            body = json.dumps(doc if ok else {"code": "NotAuthenticated"}).encode()
+            self.send_response(200 if ok else 401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/opc/v2/host/", seen
+    server.shutdown()
+    server.server_close()
+
+
+def _compute(node: Path, **extra: Any) -> dict:
+    return {
+        "name": "gpu1",
+        "roles": ["compute"],
+        "slurmd_path": str(node / "slurmd"),
+        "device_glob": str(node / "dev" / "nvidia*"),
+        "gpu_count": 0,
+        "conf_paths": [str(node / "slurm.conf")],
+        **extra,
+    }
+
+
+def test_the_node_place_comes_from_imds_and_must_agree_with_the_inventory(node: Path, imds: Any) -> None:
+    url, seen = imds
+    out = run_module(_compute(node, topology_imds_url=url, topology_expected={"hpc_island_id": ISLAND}))
+    assert out.get("failed") is not True, out
+    assert out["topology"] == {"hpc_island_id": ISLAND, "local_block_id": LOCAL, "rack_id": "9" * 64}
+    assert out["topology_source"] == "imds+inventory" and out["imds_error"] == "" and seen == ["Bearer Oracle"]
+    other = "ocid1.computelocalblock.oc1.iad.aaaaaaaalocblk000002"
+    bad = run_module(_compute(node, topology_imds_url=url, topology_expected={"local_block_id": other}))
+    assert bad["failed"] is True
+    assert bad["msg"] == (
+        "node gpu1: the inventory and the node's IMDS place it differently in the RDMA fabric: "
+        f"oci_local_block_id is {other} in the inventory, but IMDS (rdmaTopologyData.customerLocalBlock) "
+        f"says {LOCAL}. Refresh the inventory cache, or fix the hostvars that set these ids"
+    )
+
+
+def test_off_oci_the_inventory_places_the_node_or_a_required_topology_fails_by_name(node: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/opc/v2/host/"
+    args = _compute(node, topology_imds_url=url, topology_timeout=1)
+    soft = run_module(args)
+    assert soft.get("failed") is not True and soft["topology"] == {} and soft["topology_source"] == "none"
+    assert f"cannot read OCI's instance metadata at {url} within 1 s" in soft["imds_error"]
+    placed = run_module({**args, "topology_expected": {"local_block_id": LOCAL, "rack_id": ""}})
+    assert placed["topology"] == {"local_block_id": LOCAL} and placed["topology_source"] == "inventory"
+    hard = run_module({**args, "topology_required": True})
+    assert hard["failed"] is True and hard["msg"].startswith(f"node gpu1: cannot read OCI's instance metadata at {url}")
+    assert "set slurm_topology: none" in hard["msg"]
+    # a CPU shape is in no RDMA fabric: IMDS is not read, nothing is required
+    cpu = run_module({**args, "topology_required": True, "shape": "VM.Standard.E5.Flex"})
+    assert cpu.get("failed") is not True and (cpu["topology"], cpu["imds_error"]) == ({}, "")
+
+
+def test_topology_plugins_and_live_topology_files_are_reported(node: Path) -> None:
+    import json
+
+    plugins = node / "plugins"
+    plugins.mkdir()
+    for name in ("topology_tree.so", "topology_block.so", "topology_default.so", "select_cons_tres.so"):
+        (plugins / name).write_text("")
+    (node / "topology.conf").write_text("SwitchName=s1 Nodes=gpu1\n")
+    applied = node / "applied.json"
+    args = {
+        "name": "login1",
+        "roles": ["login"],
+        "slurmd_path": str(node / "no-slurmd"),
+        "conf_paths": [str(node / "slurm.conf")],
+        "plugin_dirs": [str(node / "absent"), str(plugins)],
+        "applied_path": str(applied),
+    }
+    out = run_module(args, "--check")
+    assert out["topology_plugins"] == ["block", "default", "tree"]
+    assert out["live_topology"] == {"topology.conf": "SwitchName=s1 Nodes=gpu1\n"}
+    # a record that does not name topology.conf (the site's own, or a record from before) is not behind
+    applied.write_text(json.dumps({k: v for k, v in out["conf_sha256"].items() if k != "topology.conf"}))
+    assert run_module(args, "--check")["behind"] is False
+    applied.write_text(json.dumps(out["conf_sha256"]))
+    (node / "topology.conf").write_text("SwitchName=s1 Nodes=gpu[1-2]\n")
+    assert run_module(args, "--check")["behind"] is True

@@ -1,0 +1,184 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Which Slurm topology a cluster gets, and its files: one pure function over the RDMA model.
+
+``plan_topology(mode, hosts, version, plugins, partitions, user_plugin, live) -> dict``
+
+``mode`` is ``slurm_topology``:
+
+- ``tree``: ``TopologyPlugin=topology/tree`` and a topology.conf of switches (every node under a
+  leaf switch, one root), any release;
+- ``block``: ``TopologyPlugin=topology/block`` and a topology.conf of blocks plus ``BlockSizes``; the
+  plugin came with 23.11 and must be installed (``topology_block.so``); a partition mixing nodes in
+  blocks with nodes outside any block only ever gives jobs the block nodes (24.11), so it is refused,
+  naming the partition;
+- ``none``: no ``TopologyPlugin`` line (24.11 has no ``topology/none``: it became ``topology/default``
+  in 23.11, and writing it stops slurmctld) and no topology file;
+- ``auto``: ``none`` when the fabric has at most one block (nothing to choose between) or when
+  ``slurm_config`` sets ``TopologyPlugin`` itself (the site runs its own topology);
+  ``block`` where the plugin is installed, every partition is all-block or block-free, and a GPU
+  family whose block is an NVLink or leaf-switch domain is present (local block, memory fabric);
+  ``tree`` otherwise.
+
+From Slurm 25.05 the file is topology.yaml (a tree and a block topology, the chosen one the cluster
+default), and slurm.conf names no plugin; the role renders it by version (Debian has no 25.05: it
+is tested by rendering only). ``TopologyParam`` is never written: it is the site's to set.
+
+A run that does not hold the whole cluster (``live`` is the live file's text) keeps the live file:
+the hosts outside it may not report their place, and the file must not lose them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _topology
+
+MODES = ("auto", "tree", "block", "none")
+TOPOLOGY_FILES = ("topology.conf", "topology.yaml")
+BLOCK_SINCE = (23, 11)
+YAML_SINCE = (25, 5)
+# Families whose block is a domain worth keeping a job inside (NVLink or one leaf switch).
+_BLOCK_FAMILIES_LEVELS = ("local_block", "memory_fabric")
+
+
+def _yaml_text(topologies: list[dict[str, Any]]) -> str:
+    """topology.yaml by hand (module_utils may not import PyYAML): the fixed, simple shape it has."""
+    out = ["# Managed by Ansible (oci_gpu.cluster.slurm): OCI RDMA topology", "---"]
+    for topo in topologies:
+        out.append(f"- topology: {topo['topology']}")
+        out.append(f"  cluster_default: {'true' if topo['cluster_default'] else 'false'}")
+        if "tree" in topo:
+            out.append("  tree:")
+            out.append("    switches:")
+            for sw in topo["tree"]["switches"]:
+                out.append(f"      - switch: {sw['switch']}")
+                if "children" in sw:
+                    out.append(f'        children: "{sw["children"]}"')
+                else:
+                    out.append(f'        nodes: "{sw["nodes"]}"')
+        else:
+            out.append("  block:")
+            out.append("    block_sizes: [" + ", ".join(str(s) for s in topo["block"]["block_sizes"]) + "]")
+            out.append("    blocks:" + ("" if topo["block"]["blocks"] else " []"))
+            for blk in topo["block"]["blocks"]:
+                out.append(f"      - block: {blk['block']}")
+                out.append(f'        nodes: "{blk["nodes"]}"')
+    return "\n".join(out) + "\n"
+
+
+def _mixed_partitions(partitions: Mapping[str, Iterable[str]], model: Mapping[str, Any]) -> list[str]:
+    """Partitions holding nodes in blocks and nodes outside every block."""
+    unblocked = set(model["unblocked"])
+    out = []
+    for name, nodes in sorted(partitions.items()):
+        members = set(nodes)
+        if members & unblocked and members - unblocked:
+            out.append(f"{name} ({', '.join(sorted(members & unblocked)[:5])} in no block)")
+    return out
+
+
+def plan_topology(
+    mode: str,
+    hosts: list[Mapping[str, Any]],
+    version: tuple[int, int] | None,
+    plugins: Iterable[str] = (),
+    partitions: Mapping[str, Iterable[str]] | None = None,
+    user_plugin: str = "",
+    live: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Decide the topology (see the module doc). ``hosts``: the Slurm nodes' records for
+    ``_topology.build`` (``name``, ``gpu_model`` or ``shape``, the ids). ``plugins``: the topology
+    plugins the controller has installed (``tree``, ``block``, ...). ``partitions``: name -> node
+    names. ``live``: in a run that does not hold the whole cluster, ``{"plugin": the live
+    TopologyPlugin, "files": {name: live text}}``, kept as they are when there are any.
+
+    Returns ``{"mode", "plugin", "files", "problems", "report", "blocks", "switches"}``: ``plugin``
+    is the ``TopologyPlugin`` value to write ('' for none), ``files`` maps topology.conf or
+    topology.yaml to its text."""
+    out: dict[str, Any] = {"mode": "none", "plugin": "", "files": {}, "problems": [], "report": []}
+    mode = str(mode or "auto").lower()
+    if mode not in MODES:
+        out["problems"].append(f"slurm_topology is {mode!r}: choose one of {', '.join(MODES)}")
+        return out
+    if user_plugin:
+        if mode in ("tree", "block"):
+            out["problems"].append(
+                f"slurm_config sets TopologyPlugin={user_plugin} while slurm_topology is {mode}: the role writes "
+                "TopologyPlugin and topology.conf from slurm_topology; drop the key, or set slurm_topology: none "
+                "to keep a topology of your own"
+            )
+        elif mode == "auto":
+            out["report"].append(
+                f"topology: slurm_config sets TopologyPlugin={user_plugin}, so the role writes no topology file"
+            )
+        return out
+    if mode == "none":
+        return out
+    if live is not None and (live.get("files") or live.get("plugin")):
+        plugin = str(live.get("plugin") or "")
+        out.update(
+            mode=plugin.rsplit("/", 1)[-1]
+            if plugin
+            else ("yaml" if "topology.yaml" in live.get("files", {}) else "none"),
+            plugin=plugin,
+            files=dict(live.get("files") or {}),
+        )
+        out["report"].append(
+            "topology: this run does not hold the whole cluster, so the live topology is kept; run over every "
+            "host to change it"
+        )
+        return out
+    try:
+        model = _topology.build(hosts)
+    except _topology.TopologyError as exc:
+        out["problems"].append(str(exc))
+        return out
+    out["blocks"] = len(model["blocks"])
+    out["switches"] = sum(1 for s in model["switches"] if "nodes" in s)
+    have = {str(p) for p in plugins}
+    yaml_version = version is not None and version >= YAML_SINCE
+    block_ok = version is not None and version >= BLOCK_SINCE and ("block" in have or yaml_version)
+    mixed = _mixed_partitions(partitions or {}, model)
+    if mode == "auto":
+        if out["blocks"] <= 1:
+            out["report"].append("topology: one block at most (or no RDMA fabric ids), so no topology plugin")
+            return out
+        families = {
+            _topology.family_levels(h.get("shape") or h.get("oci_shape"), h.get("gpu_model"))[-1] for h in hosts
+        }
+        if block_ok and not mixed and families & set(_BLOCK_FAMILIES_LEVELS) and model["blocks"]:
+            mode = "block"
+        else:
+            mode = "tree"
+            if block_ok and mixed:
+                out["report"].append(
+                    "topology: tree, not block: partition(s) " + "; ".join(mixed) + " mix block and other nodes"
+                )
+    elif mode == "block":
+        if not block_ok:
+            found = f"Slurm {version[0]}.{version[1]:02d}" if version else "an unknown Slurm release"
+            out["problems"].append(
+                f"slurm_topology is block, but {found} has no topology/block plugin (it came with 23.11 and "
+                "needs topology_block.so on the controller): use tree or auto"
+            )
+            return out
+        if not model["blocks"]:
+            out["problems"].append("slurm_topology is block, but no node has a block id (local block, rack, fabric)")
+            return out
+        if mixed:
+            out["problems"].append(
+                "slurm_topology is block, but partition(s) "
+                + "; ".join(mixed)
+                + ": with topology/block Slurm gives such a partition's jobs only its block nodes, so keep the "
+                "GPU nodes in blocks and other nodes in partitions of their own"
+            )
+            return out
+    out["mode"] = mode
+    if yaml_version:
+        out["files"] = {"topology.yaml": _yaml_text(_topology.topology_yaml(model, mode))}
+    else:
+        out["plugin"] = f"topology/{mode}"
+        out["files"] = {"topology.conf": _topology.topology_conf(model, mode)}
+    return out
