@@ -227,6 +227,8 @@ FILE_MODES = {
     "/etc/munge/munge.key": ("munge", "munge", "400"),
     "/etc/munge": ("munge", "munge", "700"),
     "/etc/slurm/slurm.conf": ("root", "root", "644"),
+    # the scenario runs slurm_topology: tree (issue 16)
+    "/etc/slurm/topology.conf": ("root", "root", "644"),
     "/etc/slurm/slurmdbd.conf": ("slurm", "slurm", "600"),
     "/var/lib/slurm/slurmctld": ("slurm", "slurm", "700"),
     "/var/lib/slurm/slurmd": ("root", "root", "755"),
@@ -236,10 +238,17 @@ FILES_BY_NODE = {
         "/etc/munge/munge.key",
         "/etc/munge",
         "/etc/slurm/slurm.conf",
+        "/etc/slurm/topology.conf",
         "/etc/slurm/slurmdbd.conf",
         "/var/lib/slurm/slurmctld",
     ],
-    CANARY_GPU: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf", "/var/lib/slurm/slurmd"],
+    CANARY_GPU: [
+        "/etc/munge/munge.key",
+        "/etc/munge",
+        "/etc/slurm/slurm.conf",
+        "/etc/slurm/topology.conf",
+        "/var/lib/slurm/slurmd",
+    ],
     CANARY_LOGIN: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf"],
 }
 
