@@ -39,12 +39,17 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     render_slurm_config_with_settings,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import TOPOLOGY_FILES, plan_topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import (
+    TOPOLOGY_FILES,
+    live_placement,
+    plan_topology,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
     parse_version,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._topology import short_id
 
 __all__ = [
     "DEFAULT_MAX_FAILED_COMPUTE",
@@ -228,6 +233,13 @@ _TOPOLOGY_HEADER = "# Managed by Ansible (oci_gpu.cluster.slurm)"
 # The ids a Slurm node's place in the fabric is read from: the probe's (IMDS, checked against the
 # inventory on the node), else the inventory's for hosts outside the run (oci_* hostvars).
 _TOPOLOGY_IDS = ("hpc_island_id", "network_block_id", "local_block_id", "rack_id", "gpu_memory_fabric_id")
+_LEVEL_KEYS = {
+    "island": "hpc_island_id",
+    "network_block": "network_block_id",
+    "local_block": "local_block_id",
+    "rack": "rack_id",
+    "memory_fabric": "gpu_memory_fabric_id",
+}
 
 
 def _plan_topology(
@@ -244,12 +256,30 @@ def _plan_topology(
 ) -> dict[str, Any]:
     inventory = cluster.get("topology_inventory") or {}
     records = []
+    unknown = []
     for node in nodes:
         name = node["name"]
-        ids = (probes.get(name) or {}).get("topology") or inventory.get(name) or {}
+        probe = probes.get(name) or {}
+        ids = probe.get("topology") or inventory.get(name) or {}
+        if "topology" not in probe and name not in inventory:
+            unknown.append(name)
         record = {"name": name, "gpu_model": node.get("gpu_type")}
         record.update({k: ids[k] for k in _TOPOLOGY_IDS if isinstance(ids, Mapping) and ids.get(k)})
         records.append(record)
+    # A node this run cannot ask (unreachable, failed, or kept without a fresh record) keeps the place
+    # the live topology.conf gives it: its name's tail is matched back to the id the other nodes report.
+    live_text = live_topology.get("topology.conf", "")
+    if unknown and live_text:
+        where = live_placement(live_text)
+        full: dict[tuple[str, str], str] = {}
+        for rec in records:
+            for level, key in _LEVEL_KEYS.items():
+                if rec.get(key):
+                    full.setdefault((level, short_id(rec[key])), rec[key])
+        by_name = {rec["name"]: rec for rec in records}
+        for name in unknown:
+            for level, tail in where.get(name, {}).items():
+                by_name[name][_LEVEL_KEYS[level]] = full.get((level, tail), tail)
     controller = next(
         (probes[h] for h in controllers if h in probes and probes[h].get("topology_plugins")),
         None,

@@ -34,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, expand
 
 MODES = ("auto", "tree", "block", "none")
 TOPOLOGY_FILES = ("topology.conf", "topology.yaml")
@@ -66,6 +67,55 @@ def _yaml_text(topologies: list[dict[str, Any]]) -> str:
                 out.append(f"      - block: {blk['block']}")
                 out.append(f'        nodes: "{blk["nodes"]}"')
     return "\n".join(out) + "\n"
+
+
+# A switch or block name's prefix -> the model's level (longest first: network_block before rack...).
+_NAME_LEVELS = sorted(((prefix + "_", level) for level, prefix in _topology.PREFIX.items()), key=lambda kv: -len(kv[0]))
+
+
+def _level_of(name: str) -> tuple[str, str] | None:
+    """``local_block_abc123456789`` -> ``("local_block", "abc123456789")``; None for the root, the
+    ``_none`` switches of a missing level and anything else."""
+    for prefix, level in _NAME_LEVELS:
+        if name.startswith(prefix) and not name.endswith("_none"):
+            tail = name[len(prefix) :]
+            return level, tail[: -len("_nodes")] if tail.endswith("_nodes") else tail
+    return None
+
+
+def live_placement(text: str) -> dict[str, dict[str, str]]:
+    """Each node's place as a live topology.conf (tree or block) gives it: level -> the tail of its
+    name (the short id the name was made from). Lines the role did not write are read the same way."""
+    parent: dict[str, str] = {}
+    leaf: dict[str, str] = {}
+    for raw in str(text or "").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        keys = {k.lower(): v for k, v in fields.items()}
+        name = keys.get("switchname") or keys.get("blockname")
+        if not name:
+            continue
+        for child in (keys.get("switches") or "").split(","):
+            if child:
+                parent[child] = name
+        if keys.get("nodes"):
+            try:
+                for node in expand(keys["nodes"]):
+                    leaf[node] = name
+            except HostlistError:
+                continue
+    out: dict[str, dict[str, str]] = {}
+    for node, switch in leaf.items():
+        place: dict[str, str] = {}
+        seen = set()
+        while switch and switch not in seen:
+            seen.add(switch)
+            found = _level_of(switch)
+            if found:
+                place.setdefault(found[0], found[1])
+            switch = parent.get(switch, "")
+        out[node] = place
+    return out
 
 
 def _mixed_partitions(partitions: Mapping[str, Iterable[str]], model: Mapping[str, Any]) -> list[str]:

@@ -449,3 +449,32 @@ def test_topology_none_and_partial_runs() -> None:
     probes = topo_probes(FOUR_BLOCKS, live_topology={**live_topo, "topology.yaml": "site: own\n"})
     out = plan_cluster({**CLUSTER, "topology": "none"}, hosts(EVERYONE, compute=FOUR_HOSTS), probes)
     assert out["files_absent"] == ["topology.conf"]
+
+
+def test_an_unreachable_node_keeps_its_place_from_the_live_topology() -> None:
+    cluster = {**CLUSTER, "topology": "tree"}
+    first = plan_cluster(cluster, hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS))
+    live_topology = {"topology.conf": first["files"]["topology.conf"]}
+    probes = topo_probes(FOUR_BLOCKS, live_topology=live_topology)
+    for p in probes.values():
+        p["live_conf"] = first["files"]["slurm.conf"]
+    del probes["gpu4"]  # unreachable this run: no probe, and the inventory has no ids for it
+    out = plan_cluster(
+        cluster, hosts(EVERYONE, standing=[h for h in EVERYONE if h != "gpu4"], compute=FOUR_HOSTS), probes
+    )
+    assert out["files"]["topology.conf"] == first["files"]["topology.conf"]
+    assert out["plan"]["reconfigure"] is False and out["plan"]["restart"] == []
+    # the same with the block plugin's file
+    block = plan_cluster(
+        {**CLUSTER, "topology": "block"}, hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS)
+    )
+    probes = topo_probes(FOUR_BLOCKS, live_topology={"topology.conf": block["files"]["topology.conf"]})
+    for p in probes.values():
+        p["live_conf"] = block["files"]["slurm.conf"]
+    del probes["gpu3"]
+    out = plan_cluster(
+        {**CLUSTER, "topology": "block"},
+        hosts(EVERYONE, standing=[h for h in EVERYONE if h != "gpu3"], compute=FOUR_HOSTS),
+        probes,
+    )
+    assert out["files"]["topology.conf"] == block["files"]["topology.conf"]

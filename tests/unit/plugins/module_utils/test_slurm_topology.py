@@ -108,3 +108,13 @@ def test_a_partial_run_keeps_the_live_topology() -> None:
 def test_bad_mode_and_bad_hosts_are_problems() -> None:
     assert "choose one of auto, tree, block, none" in plan_topology("fat-tree", FOUR, (24, 11))["problems"][0]
     assert "listed twice" in plan_topology("tree", [*FOUR, FOUR[0]], (24, 11))["problems"][0]
+
+
+def test_live_placement_reads_tree_and_block_files() -> None:
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import live_placement
+
+    tree = plan_topology("tree", FOUR, (24, 11))["files"]["topology.conf"]
+    assert live_placement(tree)["gpu3"] == {"network_block": "netblk000001", "local_block": "locblk000002"}
+    block = plan_topology("block", FOUR, (24, 11), ["block"])["files"]["topology.conf"]
+    assert live_placement(block)["gpu1"] == {"local_block": "locblk000001"}
+    assert live_placement("SwitchName=s1 Nodes=n[1-2]\nSwitchName=top Switches=s1\n") == {"n1": {}, "n2": {}}
