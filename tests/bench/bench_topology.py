@@ -54,7 +54,7 @@ def hosts(seed: int = 16) -> list[dict[str, str]]:
 def main() -> int:
     records = hosts()
     best = float("inf")
-    for _ in range(RUNS):
+    for _run in range(RUNS):
         start = time.perf_counter()
         model = topo.build(records)
         tree, block = topo.topology_conf(model, "tree"), topo.topology_conf(model, "block")
