@@ -49,7 +49,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version imp
     change_plan,
     parse_version,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._topology import short_id
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._topology import KEYS, short_id
 
 __all__ = [
     "DEFAULT_MAX_FAILED_COMPUTE",
@@ -232,14 +232,9 @@ def _spec(cluster: Mapping[str, Any], controllers: list[str], nodes: list[dict[s
 _TOPOLOGY_HEADER = "# Managed by Ansible (oci_gpu.cluster.slurm)"
 # The ids a Slurm node's place in the fabric is read from: the probe's (IMDS, checked against the
 # inventory on the node), else the inventory's for hosts outside the run (oci_* hostvars).
-_TOPOLOGY_IDS = ("hpc_island_id", "network_block_id", "local_block_id", "rack_id", "gpu_memory_fabric_id")
-_LEVEL_KEYS = {
-    "island": "hpc_island_id",
-    "network_block": "network_block_id",
-    "local_block": "local_block_id",
-    "rack": "rack_id",
-    "memory_fabric": "gpu_memory_fabric_id",
-}
+# level -> the record key of its id (the first of _topology.KEYS: hpc_island_id, local_block_id...)
+_LEVEL_KEYS = {level: keys[0] for level, keys in KEYS.items()}
+_TOPOLOGY_IDS = tuple(_LEVEL_KEYS.values())
 
 
 def _plan_topology(
