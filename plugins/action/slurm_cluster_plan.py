@@ -11,6 +11,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._imds import FIELDS
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import (
     DEFAULT_MAX_FAILED_COMPUTE,
     SlurmPlanError,
@@ -37,14 +38,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "topology": {"type": "str", "choices": ["auto", "tree", "block", "none"], "default": "none"},
     "probe_var": {"type": "str", "default": "__slurm_probe"},
 }
-# The inventory's fabric ids (oci_gpu.cluster.oci hostvars) -> the topology model's keys.
-TOPOLOGY_HOSTVARS = {
-    "oci_hpc_island_id": "hpc_island_id",
-    "oci_network_block_id": "network_block_id",
-    "oci_local_block_id": "local_block_id",
-    "oci_rack_id": "rack_id",
-    "oci_gpu_memory_fabric_id": "gpu_memory_fabric_id",
-}
+# The inventory's fabric ids (oci_gpu.cluster.oci hostvars) -> the topology model's keys, from the
+# table the node-side check against IMDS uses.
+TOPOLOGY_HOSTVARS = {var: key for key, (_imds_path, var) in FIELDS.items()}
 
 
 class ActionModule(ActionBase):

@@ -49,7 +49,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version imp
     change_plan,
     parse_version,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._topology import KEYS, short_id
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._topology import HEADER, KEYS, short_id
 
 __all__ = [
     "DEFAULT_MAX_FAILED_COMPUTE",
@@ -229,7 +229,6 @@ def _spec(cluster: Mapping[str, Any], controllers: list[str], nodes: list[dict[s
     return spec
 
 
-_TOPOLOGY_HEADER = "# Managed by Ansible (oci_gpu.cluster.slurm)"
 # The ids a Slurm node's place in the fabric is read from: the probe's (IMDS, checked against the
 # inventory on the node), else the inventory's for hosts outside the run (oci_* hostvars).
 # level -> the record key of its id (the first of _topology.KEYS: hpc_island_id, local_block_id...)
@@ -458,9 +457,7 @@ def plan_cluster(
     files.update(topology["files"])
     # Files the role wrote for an earlier topology that this one does not use (topology.yaml is
     # read whenever it exists, whatever slurm.conf says) go; a file of the site's own stays.
-    stale = sorted(
-        n for n, text in live_topology.items() if n not in topology["files"] and text.startswith(_TOPOLOGY_HEADER)
-    )
+    stale = sorted(n for n, text in live_topology.items() if n not in topology["files"] and text.startswith(HEADER))
     topology_changed = any(topology["files"].get(n, "") != live_topology.get(n, "") for n in TOPOLOGY_FILES)
 
     plan = (
@@ -498,15 +495,21 @@ def plan_cluster(
             f"hosts run different Slurm releases ({', '.join(mixed)}): planned with the rules of {version_text}"
         )
     report.extend(topology["report"])
+    conf_dir = str(cluster.get("conf_dir") or "/etc/slurm")
     return {
         "files": files,
         "files_absent": stale,
+        # the same as slurm_files entries, for the role to check and write beside slurm.conf
+        "topology_files": [
+            {"name": n, "path": f"{conf_dir}/{n}", "content": text} for n, text in sorted(topology["files"].items())
+        ],
+        "topology_files_absent": [{"name": n, "path": f"{conf_dir}/{n}", "state": "absent"} for n in stale],
         "topology": {k: topology[k] for k in ("mode", "plugin") if k in topology}
         | {"blocks": topology.get("blocks", 0), "switches": topology.get("switches", 0)},
         "settings": settings,
         "slurm_user": _slurm_user(settings),
         "dbd_log_dir": _dbd_log_dir(settings),
-        "directories": _directories(settings, str(cluster.get("conf_dir") or "/etc/slurm")),
+        "directories": _directories(settings, conf_dir),
         "version": version_text,
         "nodes": {
             "defined": sorted(nodes),

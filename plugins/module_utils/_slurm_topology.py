@@ -46,7 +46,7 @@ _BLOCK_FAMILIES_LEVELS = ("local_block", "memory_fabric")
 
 def _yaml_text(topologies: list[dict[str, Any]]) -> str:
     """topology.yaml by hand (module_utils may not import PyYAML): the fixed, simple shape it has."""
-    out = ["# Managed by Ansible (oci_gpu.cluster.slurm): OCI RDMA topology", "---"]
+    out = [_topology.HEADER, "---"]
     for topo in topologies:
         out.append(f"- topology: {topo['topology']}")
         out.append(f"  cluster_default: {'true' if topo['cluster_default'] else 'false'}")

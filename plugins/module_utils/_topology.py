@@ -52,6 +52,8 @@ PREFIX = {
 }
 ROOT = "oci_fabric"
 MAX_NAME = 64
+# The first line of every topology file the role writes (a file without it is the site's own).
+HEADER = "# Managed by Ansible (oci_gpu.cluster.slurm): OCI RDMA topology"
 
 # The levels below the network block, widest first, per GPU model; the last one is the block.
 _LOCAL_BLOCK = ("local_block",)
@@ -241,7 +243,7 @@ def block_sizes(sizes: Iterable[int]) -> list[int]:
 
 def topology_conf(model: Mapping[str, Any], plugin: str) -> str:
     """topology.conf for ``tree`` (every node under a leaf switch, one root) or ``block``."""
-    lines = ["# Managed by Ansible (oci_gpu.cluster.slurm): OCI RDMA topology"]
+    lines = [HEADER]
     if plugin == "tree":
         for sw in model["switches"]:
             if "nodes" in sw:

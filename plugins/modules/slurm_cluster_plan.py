@@ -148,6 +148,16 @@ files_absent:
   returned: stage=plan
   type: list
   elements: str
+topology_files:
+  description: The topology file (if any) as M(oci_gpu.cluster.slurm_files) entries, C(name), C(path) and C(content).
+  returned: stage=plan
+  type: list
+  elements: dict
+topology_files_absent:
+  description: RV(files_absent) as M(oci_gpu.cluster.slurm_files) entries with C(state=absent).
+  returned: stage=plan
+  type: list
+  elements: dict
 topology:
   description: C(mode) (V(tree), V(block), V(none)), C(plugin) (the C(TopologyPlugin) written, empty for none),
     C(blocks) and C(switches) (leaf switches) of the model.

@@ -249,6 +249,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes impor
     gpu_devices_sorted,
     node_record,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import TOPOLOGY_FILES
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS, version_from_output
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import running, unit_states
 
@@ -303,9 +304,6 @@ def file_sha256(path: str) -> str:
 def applied_record(path: str) -> dict[str, str]:
     """The role's record of the files the daemons applied; {} when missing or unreadable."""
     return read_record(path)
-
-
-TOPOLOGY_FILES = ("topology.conf", "topology.yaml")
 
 
 def topology_plugins(plugin_dirs: list[str]) -> list[str]:
