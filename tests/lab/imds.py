@@ -72,7 +72,8 @@ def node_documents(
 
     ``node`` needs ``name``, ``shape``, ``roles``, ``ip``, ``mac``, ``gateway``, ``subnet``;
     ``info`` is the collection's shape table entry (``_shapes.shape_info``) or None.
-    ``gpu_ordinal`` counts GPU nodes in the lab: every two share an RDMA local block.
+    ``node["block"]`` (``name:SHAPE@BLOCK``) names the GPU node's RDMA local block (and rack): nodes
+    with one label share it; without it, ``gpu_ordinal`` (GPU nodes counted in the lab) pairs them up.
     """
     info = info or {}
     short, key = region_names(region)
@@ -147,21 +148,22 @@ def node_documents(
         instance["definedTags"]["oci-gpu"]["slurm-role"] = ",".join(slurm_roles)
     if "nfs" in node.get("roles", []):
         instance["freeformTags"]["lab_service"] = "nfs"
+    place = node.get("block") or gpu_ordinal // 2
     host: dict[str, Any] = {
         "buildingId": "building:" + _hex(lab, "building", length=64),
         "id": _hex(lab, name, "host", length=64),
         "networkBlockId": _hex(lab, "network-block", length=64),
-        "rackId": _hex(lab, name if not gpus else f"rack{gpu_ordinal // 2}", "rack", length=64),
+        "rackId": _hex(lab, name if not gpus else f"rack{place}", "rack", length=64),
     }
     if gpus and bare_metal and info.get("rdma_nic_count"):
         topo = {
             "customerHPCIslandId": ocid("hpcisland", short, lab),
             "customerHostId": ocid("computebaremetalhost", short, lab, name),
-            "customerLocalBlock": ocid("computelocalblock", short, lab, gpu_ordinal // 2),
+            "customerLocalBlock": ocid("computelocalblock", short, lab, place),
             "customerNetworkBlock": ocid("computenetworkblock", short, lab),
         }
         if str(info.get("gpu_model") or "").startswith("gb"):
-            topo["customerGpuMemoryFabric"] = ocid("computegpumemoryfabric", short, lab, gpu_ordinal // 2)
+            topo["customerGpuMemoryFabric"] = ocid("computegpumemoryfabric", short, lab, place)
         host["rdmaTopologyData"] = topo
         host["rdmaFabricData"] = {"ipv6": False, "planes": 2}
     vnic: dict[str, Any] = {

@@ -43,6 +43,8 @@ LABEL = "oci_gpu_lab"
 NODE_LABEL = "oci_gpu_lab.node"
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 NODE_RE = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
+# A node's RDMA local block in the lab (name:SHAPE@BLOCK): nodes with the same label share one.
+BLOCK_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,30}$")
 SLURM_ROLES = ("controller", "dbd", "compute", "login")
 # "nfs": the node serves the lab's NFS exports with nfs-ganesha (the stand-in for an OCI File Storage
 # mount target); it carries no Slurm role.
@@ -158,8 +160,24 @@ def parse_exports(spec: str | None) -> list[str]:
     return names
 
 
+def parse_block(name: str, shape: str, block: str) -> str:
+    """The local block label of ``name:SHAPE@BLOCK``; only RDMA GPU shapes sit in a local block."""
+    if not BLOCK_RE.match(block):
+        raise LabError(f"node {name!r}: block {block!r}: use lower-case letters, digits and '-' (e.g. b0)")
+    info = SHAPES.shape_info(shape) or {}
+    if not (shape.startswith("BM.") and info.get("gpu_count") and info.get("rdma_nic_count")):
+        raise LabError(
+            f"node {name!r}: {shape} has no RDMA fabric, so no local block (@{block}); only bare-metal GPU shapes do"
+        )
+    return block
+
+
 def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]]:
-    """``ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8`` (+ ``ctl=controller+dbd,...``) -> node dicts."""
+    """``ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8@b0`` (+ ``ctl=controller+dbd,...``) -> node dicts.
+
+    ``@BLOCK`` places a GPU node in the lab's RDMA local block of that label (nodes with one label
+    share it); without it every two GPU nodes, in order, share one.
+    """
     roles: dict[str, list[str]] = {}
     for item in filter(None, (roles_spec or "").split(",")):
         node, sep, value = item.partition("=")
@@ -171,13 +189,17 @@ def parse_nodes(spec: str, roles_spec: str | None = None) -> list[dict[str, Any]
     nodes: list[dict[str, Any]] = []
     for item in filter(None, spec.split(",")):
         name, sep, shape = item.partition(":")
+        shape, at, block = shape.partition("@")
         if not sep or not shape:
-            raise LabError(f"--nodes entry {item!r}: write name:SHAPE, e.g. gpu1:BM.GPU.H100.8")
+            raise LabError(f"--nodes entry {item!r}: write name:SHAPE[@BLOCK], e.g. gpu1:BM.GPU.H100.8@b0")
         if not NODE_RE.match(name):
             raise LabError(f"node name {name!r}: use lower-case letters, digits and '-', starting with a letter")
         if any(n["name"] == name for n in nodes):
             raise LabError(f"node name {name!r} is given twice")
-        nodes.append({"name": name, "shape": shape, "gpus": shape_gpus(shape), "roles": roles.pop(name, None)})
+        node = {"name": name, "shape": shape, "gpus": shape_gpus(shape), "roles": roles.pop(name, None)}
+        if at:
+            node["block"] = parse_block(name, shape, block)
+        nodes.append(node)
     if not nodes:
         raise LabError("--nodes is empty")
     if roles:
@@ -557,18 +579,24 @@ def node_addresses(network: str, count: int) -> list[str]:
 
 def register(lab: dict[str, Any], region: str) -> None:
     """Fill each node's network facts and IMDS documents in ``lab`` (in place)."""
-    gpu_ordinal = 0
     bridges = set(lab.get("bridges", []))
-    for ordinal, node in enumerate(lab["nodes"]):
+    for node in lab["nodes"]:
         node.update(container_net(node["container"]))
         bridges.add(node["bridge"])
+    lab["bridges"] = sorted(b for b in bridges if b)
+    imds_documents(lab, region)
+
+
+def imds_documents(lab: dict[str, Any], region: str) -> None:
+    """(Re)build each node's IMDS documents in ``lab`` from its record (in place)."""
+    gpu_ordinal = 0
+    for ordinal, node in enumerate(lab["nodes"]):
         info = SHAPES.shape_info(node["shape"])
         node["imds"] = imds.node_documents(
             lab["name"], node, info, region=region, ordinal=ordinal, gpu_ordinal=gpu_ordinal
         )
         if node["gpus"]:
             gpu_ordinal += 1
-    lab["bridges"] = sorted(b for b in bridges if b)
 
 
 # --------------------------------------------------------------------------- IMDS server
@@ -858,6 +886,29 @@ def cmd_attach(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_place(args: argparse.Namespace) -> int:
+    """Move GPU nodes of a lab to other local blocks (as a host moved in OCI's fabric would be):
+    their IMDS answers change at once; the containers are not touched."""
+    with state_lock():
+        lab = read_lab(args.name)
+        if lab is None:
+            raise LabError(f"no lab {args.name!r}")
+        by_name = {n["name"]: n for n in lab["nodes"]}
+        for item in filter(None, args.placement.split(",")):
+            name, at, block = item.partition("@")
+            if not at or name not in by_name:
+                known = ", ".join(sorted(by_name))
+                raise LabError(f"placement {item!r}: write NODE@BLOCK for a node of lab {args.name!r} ({known})")
+            by_name[name]["block"] = parse_block(name, by_name[name]["shape"], block)
+        imds_documents(lab, lab.get("region") or "us-ashburn-1")
+        write_lab(lab)
+    for n in lab["nodes"]:
+        topo = n["imds"]["host"].get("rdmaTopologyData")
+        if topo:
+            print(f"lab: {n['name']} local block {n.get('block') or '(default)'} {topo['customerLocalBlock']}")
+    return 0
+
+
 def _containers_labelled(name: str) -> list[str]:
     out = podman("ps", "-a", "--filter", f"label={LABEL}={name}", "--format", "{{.Names}}", check=False).stdout
     return [c for c in out.split() if c]
@@ -960,7 +1011,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="cmd", required=True)
     up = sub.add_parser("up", help="start a lab")
     up.add_argument("--name", default="lab", help="lab name: prefix of its containers and network (default: lab)")
-    up.add_argument("--nodes", required=True, help="name:SHAPE,... e.g. ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8")
+    up.add_argument(
+        "--nodes",
+        required=True,
+        help="name:SHAPE[@BLOCK],... e.g. ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8@b0 (@BLOCK: the GPU node's "
+        "RDMA local block; default: every two GPU nodes share one)",
+    )
     up.add_argument(
         "--roles",
         help="node=role[+role],... (controller, dbd, compute, login, or none); default: ctl*=controller+dbd, "
@@ -980,13 +1036,17 @@ def main(argv: list[str] | None = None) -> int:
     up.set_defaults(func=cmd_up)
     at = sub.add_parser("attach", help="make existing containers lab nodes (node name = container name)")
     at.add_argument("--name", required=True)
-    at.add_argument("--nodes", required=True, help="container:SHAPE,...")
+    at.add_argument("--nodes", required=True, help="container:SHAPE[@BLOCK],...")
     at.add_argument("--roles")
     at.add_argument("--region", default="us-ashburn-1")
     at.add_argument("--inventory")
     at.add_argument("--nfs-exports", help="exports of nfs nodes (default home,apps)")
     at.add_argument("--ssh-config", help="also write the lab's ssh_config to this path (molecule's inventory uses it)")
     at.set_defaults(func=cmd_attach)
+    pl = sub.add_parser("place", help="move GPU nodes to other RDMA local blocks: NODE@BLOCK,... (IMDS answers change)")
+    pl.add_argument("--name", required=True)
+    pl.add_argument("placement", help="NODE@BLOCK,... e.g. gpu2@b1,gpu3@b0")
+    pl.set_defaults(func=cmd_place)
     down = sub.add_parser("down", help="remove a lab: its containers, network, state and (if last) the IMDS server")
     down.add_argument("--name", default="lab")
     down.set_defaults(func=cmd_down)

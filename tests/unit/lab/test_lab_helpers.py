@@ -102,6 +102,10 @@ def test_payload_diverts_mount_nfs_and_sets_up_the_nfs_server():
         ("a:VM.Standard.E5.Flex", "a=boss", "roles: controller"),
         ("a:VM.Standard.E5.Flex", "a=", "node=none"),
         ("", None, "empty"),
+        ("g:BM.GPU.H100.8@B0", None, "block 'B0'"),
+        ("g:BM.GPU.H100.8@", None, "block ''"),
+        ("c:VM.Standard.E5.Flex@b0", None, "no RDMA fabric"),
+        ("g:VM.GPU.A10.1@b0", None, "no RDMA fabric"),
     ],
 )
 def test_parse_nodes_refuses_bad_input(spec: str, roles: str | None, message: str) -> None:
@@ -221,6 +225,52 @@ def test_gpu_nodes_share_island_and_pair_up_in_local_blocks() -> None:
     assert len({b["customerHPCIslandId"] for b in blocks}) == 1
     assert len({b["customerNetworkBlock"] for b in blocks}) == 1
     assert blocks[0]["customerLocalBlock"] == blocks[1]["customerLocalBlock"] != blocks[2]["customerLocalBlock"]
+
+
+def test_a_block_label_places_gpu_nodes_whatever_their_order() -> None:
+    nodes = labctl.parse_nodes("g1:BM.GPU.H100.8@x,g2:BM.GPU.H100.8@y,g3:BM.GPU.H100.8@x,g4:BM.GPU.H100.8")
+    assert [n.get("block") for n in nodes] == ["x", "y", "x", None]
+    docs = [_docs({**_node(n["name"]), **n}, gpu_ordinal=i) for i, n in enumerate(nodes)]
+    local = [d["host"]["rdmaTopologyData"]["customerLocalBlock"] for d in docs]
+    racks = [d["host"]["rackId"] for d in docs]
+    assert local[0] == local[2] != local[1] and racks[0] == racks[2] != racks[1]
+    # without a label, the node pairs up by its GPU ordinal as before (g4 is the fourth: pair 1)
+    assert local[3] == _docs(_node("other"), gpu_ordinal=3)["host"]["rdmaTopologyData"]["customerLocalBlock"]
+    assert local[3] not in local[:3]
+
+
+def test_place_moves_gpu_nodes_to_other_blocks_in_the_imds_answers(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(labctl, "STATE_DIR", tmp_path)
+    nodes = labctl.parse_nodes("ctl:VM.Standard.E5.Flex,g1:BM.GPU.H100.8@b0,g2:BM.GPU.H100.8@b0,g3:BM.GPU.H100.8@b1")
+    for i, n in enumerate(nodes):
+        n.update(_node(n["name"], n["shape"], ip=f"10.89.0.{11 + i}"), **{k: n[k] for k in ("roles", "gpus")})
+    lab = {"name": "t", "region": "us-ashburn-1", "nodes": nodes}
+    labctl.imds_documents(lab, "us-ashburn-1")
+    labctl.write_lab(lab)
+
+    def blocks() -> dict[str, str]:
+        saved = labctl.read_lab("t") or {}
+        return {
+            n["name"]: n["imds"]["host"]["rdmaTopologyData"]["customerLocalBlock"]
+            for n in saved["nodes"]
+            if "rdmaTopologyData" in n["imds"]["host"]
+        }
+
+    before = blocks()
+    assert before["g1"] == before["g2"] != before["g3"]
+    assert labctl.main(["place", "--name", "t", "g2@b1"]) == 0
+    after = blocks()
+    assert after["g1"] == before["g1"] and after["g2"] == after["g3"] == before["g3"]
+    assert "g2 local block b1" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="no RDMA fabric"):
+        labctl.main(["place", "--name", "t", "ctl@b0"])
+    with pytest.raises(SystemExit, match="NODE@BLOCK for a node of lab 't'"):
+        labctl.main(["place", "--name", "t", "g9@b0"])
+    with pytest.raises(SystemExit, match="no lab 'nope'"):
+        labctl.main(["place", "--name", "nope", "g1@b0"])
+    assert blocks() == after
 
 
 def test_cpu_node_documents_have_no_gpus_and_no_rdma() -> None:

@@ -23,10 +23,12 @@ from tests.oci_emulator.testing import ansible_inventory, running_emulator  # no
 
 
 def fake_lab() -> dict[str, Any]:
-    """What 'lab up' records for the demo's five nodes (addresses as podman gives them)."""
+    """What 'lab up' records for the demo's nodes plus a third GPU node, two placed in one local block by
+    label (gpu2@b1, gpu3@b1) and gpu1 by its GPU ordinal (addresses as podman gives them)."""
     nodes = labctl.parse_nodes(
-        "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex",
-        "ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login,nfs=nfs",
+        "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8@b1,gpu3:BM.GPU.H100.8@b1,"
+        "login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex",
+        "ctl=controller+dbd,gpu1=compute,gpu2=compute,gpu3=compute,login1=login,nfs=nfs",
     )
     gpu_ordinal = 0
     for i, node in enumerate(nodes):
@@ -70,10 +72,14 @@ def test_inventory_sees_the_lab_nodes_as_imds_describes_them(world: Any) -> None
             assert hv["oci_local_block_id"] == topo["customerLocalBlock"]
     groups = {g: set(v.get("hosts", [])) for g, v in data.items() if isinstance(v, dict) and g != "_meta"}
     assert groups["slurm_controller"] == {"ctl"} and groups["slurm_dbd"] == {"ctl"}
-    assert groups["slurm_compute"] == {"gpu1", "gpu2"} and groups["slurm_login"] == {"login1"}
+    assert groups["slurm_compute"] == {"gpu1", "gpu2", "gpu3"} and groups["slurm_login"] == {"login1"}
     assert "nfs" not in set().union(*(v for g, v in groups.items() if g.startswith("slurm_")))
     cluster_networks = [g for g in groups if g.startswith("cluster_network_")]
-    assert len(cluster_networks) == 1 and groups[cluster_networks[0]] == {"gpu1", "gpu2"}
+    assert len(cluster_networks) == 1 and groups[cluster_networks[0]] == {"gpu1", "gpu2", "gpu3"}
+    # the inventory's local block groups hold the nodes the lab placed together (gpu1 by its
+    # ordinal, 0, which no label shares)
+    local_blocks = sorted(sorted(v) for g, v in groups.items() if g.startswith("local_block_"))
+    assert local_blocks == [["gpu1"], ["gpu2", "gpu3"]]
 
 
 def test_the_nfs_node_is_the_mount_target_of_the_lab_exports(world: Any) -> None:
