@@ -24,7 +24,13 @@ if str(COLLECTIONS) not in sys.path:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    """Each molecule scenario's wall time, at the end of the run (tests/integration/test_molecule.py)."""
+    """What the canary steps measured and each molecule scenario's wall time, at the end of the run
+    (tests/integration/test_molecule.py)."""
+    figures = config.__dict__.get("oci_gpu_figures") or []
+    if figures:
+        terminalreporter.section("lab figures")
+        for line in figures:
+            terminalreporter.write_line(line)
     times = config.__dict__.get("oci_gpu_scenario_times") or {}
     if not times:
         return

@@ -70,6 +70,8 @@ def test_molecule_scenario(
             _run_scenario(scenario)
     finally:
         times[scenario] = time.monotonic() - started
+        request.config.__dict__.setdefault("oci_gpu_figures", []).extend(FIGURES)
+        FIGURES.clear()
 
 
 def _env() -> dict[str, str]:
@@ -112,6 +114,15 @@ def _run_scenario(scenario: str) -> None:
 # hosts after it; then the scans, the file-mode audit, the scenario's usual steps, and a password
 # rotation on the running cluster.
 CANARY_SCENARIO = "slurm_gpu_accounting_bookworm"
+# What the canary steps measured: printed at the end of the run (tests/conftest.py), pass or fail.
+FIGURES: list[str] = []
+
+
+def _figure(line: str) -> None:
+    print(line)
+    FIGURES.append(line)
+
+
 CANARY_CTL, CANARY_GPU, CANARY_LOGIN = "slurm-bw-ctl", "slurm-bw-gpu1", "slurm-bw-login1"
 CANARY_NODES = ("slurm-bw-ctl", "slurm-bw-gpu1", "slurm-bw-gpu2", "slurm-bw-cpu1", "slurm-bw-login1")
 # Where a leak would land on a node: temp dirs (Ansible's remote tmp included), logs, home dirs.
@@ -187,7 +198,7 @@ def _run_canary_scenario(scenario: str, work: Path) -> None:
         assert failed.returncode != 0 and "select/nonexistent" in failed.stdout, failed.stdout[-3000:]
         _canary_scans(work, pats, sampler, started)
         _file_mode_audit()
-        print(
+        _figure(
             f"canary passes: converge -vvvv {t1 - t0:.0f} s, --check --diff {t2 - t1:.0f} s, "
             f"forced failure {t3 - t2:.0f} s"
         )
@@ -214,7 +225,7 @@ def _canary_scans(work: Path, pats: dict[str, bytes], sampler: canary.CmdlineSam
     pw = {k: v for k, v in pats.items() if k.startswith("db_password/")}
     for node in CANARY_NODES[1:]:
         total.add(canary.scan_node(node, NODE_NO_PASSWORD_ROOTS, pw))
-    print(
+    _figure(
         f"canary scan: {total.files} files, {total.bytes} bytes, {len(total.hits)} hits; /proc/*/cmdline: "
         f"{sampler.samples} samples, {sampler.processes} command lines, {sampler.bytes} bytes, {len(sampler.hits)} hits"
     )
@@ -260,7 +271,7 @@ def _file_mode_audit() -> None:
         for line in filter(None, stat):
             path, owner, group, mode = line.split()
             rows.append((node, path, owner, group, mode))
-    print("file-mode audit:\n" + "\n".join(f"  {n:16} {p:28} {o}:{g} {m}" for n, p, o, g, m in rows))
+    _figure("file-mode audit:\n" + "\n".join(f"  {n:16} {p:28} {o}:{g} {m}" for n, p, o, g, m in rows))
     problems = [
         f"{n}:{p} is {o}:{g} {m}, want {':'.join(FILE_MODES[p][:2])} {FILE_MODES[p][2]}"
         for n, p, o, g, m in rows
@@ -297,4 +308,4 @@ def _rotate_password(scenario: str, env: dict[str, str], work: Path, old: canary
         os.environ.pop("MYSQL_PWD", None)
     conf = _podman("exec", CANARY_CTL, "cat", "/etc/slurm/slurmdbd.conf").stdout
     assert new.forms()["form1"].decode() in conf and old.value.split("#")[0] not in conf
-    print(f"password rotation: {seconds:.0f} s; sacctmgr lists the cluster; MariaDB takes only the new password")
+    _figure(f"password rotation: {seconds:.0f} s; sacctmgr lists the cluster; MariaDB takes only the new password")
