@@ -34,7 +34,10 @@ def _hcas(family: str, indexes: str) -> tuple[str, ...]:
 class Shape:
     """One shape's facts. ``kind``: bare_metal, vm or vm_flex; ``gpu_model``: the lower-case Slurm
     gres type (``h100``); ``gpu_memory_gb``: the whole shape; ``nvme_size_gb``: per drive, decimal GB;
-    ``rdma_speed_gbps``: per port. Flex shapes (``flex``) have ocpus/memory chosen at launch: then
+    ``rdma_speed_gbps``: per port. ``gpu_fabric``: what joins the GPUs' NVLink, and so which service
+    must run: ``fabricmanager`` (HGX boards with local NVSwitches, run by nvidia-fabricmanager),
+    ``imex`` (GB200/GB300 NVL72 racks, whose NVSwitches sit in the rack: nvidia-imex), None (PCIe
+    or direct NVLink, AMD). Flex shapes (``flex``) have ocpus/memory chosen at launch: then
     ``ocpus_min``, ``ocpus_max``, ``memory_gb_max`` and ``memory_gb_max_per_ocpu`` are set and
     ``ocpus``/``memory_gb`` are None."""
 
@@ -56,6 +59,7 @@ class Shape:
     rdma_nic_count: int | None = 0
     rdma_speed_gbps: int | None = None
     rdma_hca_names: tuple[str, ...] = ()
+    gpu_fabric: str | None = None
     flex: bool = False
     ocpus_min: int | None = None
     ocpus_max: int | None = None
@@ -101,6 +105,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=16,
         rdma_speed_gbps=100,
         rdma_hca_names=_hcas("mlx5", "0-3,6-17"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.A10.4": Shape(
         gpu_vendor="nvidia",
@@ -130,6 +135,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=16,
         rdma_speed_gbps=100,
         rdma_hca_names=_hcas("mlx5", "1-12,14-17"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.MI300X.8": Shape(
         gpu_vendor="amd",
@@ -194,6 +200,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=16,
         rdma_speed_gbps=200,
         rdma_hca_names=_hcas("mlx5", "0-1,3-10,12-17"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.H200.8": Shape(
         gpu_vendor="nvidia",
@@ -210,6 +217,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=8,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0,3-6,9-11"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.B200.8": Shape(
         gpu_vendor="nvidia",
@@ -226,6 +234,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=8,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0,3-6,9-11"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.GB200.4": Shape(
         cpu_arch="aarch64",
@@ -244,6 +253,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=4,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0-1,3-4"),
+        gpu_fabric="imex",
     ),
     "BM.GPU.GB300.4": Shape(
         cpu_arch="aarch64",
@@ -262,6 +272,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=8,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0-3,5-8"),
+        gpu_fabric="imex",
     ),
     "VM.GPU.A10.1": Shape(
         kind="vm",
@@ -302,6 +313,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=16,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0-1,7-14,16-21"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.B4.8": Shape(
         gpu_vendor="nvidia",
@@ -316,6 +328,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=16,
         rdma_speed_gbps=100,
         rdma_hca_names=_hcas("mlx5", "1-12,14-17"),
+        gpu_fabric="fabricmanager",
     ),
     "BM.GPU.GB200-v2.4": Shape(
         cpu_arch="aarch64",
@@ -333,6 +346,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=4,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0-1,3-4"),
+        gpu_fabric="imex",
     ),
     "BM.GPU.GB200-v3.4": Shape(
         cpu_arch="aarch64",
@@ -350,6 +364,7 @@ SHAPES: dict[str, Shape] = {
         rdma_nic_count=8,
         rdma_speed_gbps=400,
         rdma_hca_names=_hcas("mlx5", "0-3,5-8"),
+        gpu_fabric="imex",
     ),
     "BM.GPU.MI355X-v1.8": Shape(
         gpu_vendor="amd",
@@ -445,6 +460,12 @@ def is_bare_metal_gpu(name: str | None) -> bool:
     if rec is not None:
         return rec.kind == "bare_metal" and rec.gpu_count > 0
     return bool(name) and str(name).startswith("BM.") and is_gpu_shape(name)
+
+
+def gpu_fabric(name: str | None) -> str | None:
+    """``fabricmanager``, ``imex`` or None (see :class:`Shape`); None for an unknown shape too."""
+    rec = shape(name)
+    return rec.gpu_fabric if rec is not None else None
 
 
 def gres_type(name: str | None) -> str | None:
