@@ -71,15 +71,23 @@ def gpu_devices_sorted(paths: Iterable[str]) -> list[str]:
     return [path for _idx, path in sorted(found)]
 
 
-def gpu_check(name: str, shape: str | None, gpu_devices: Iterable[str], expected: int | None = None) -> str | None:
-    """Compare the GPUs a node shows with what its shape promises (or ``expected`` when given)."""
+def gpu_check(
+    name: str,
+    shape: str | None,
+    gpu_devices: Iterable[str],
+    expected: int | None = None,
+    count_key: str = "slurm_gpu_count",
+) -> str | None:
+    """Compare the GPUs a node shows with what its shape promises (or ``expected`` when given: the
+    variable ``count_key`` set it)."""
     devices = gpu_devices_sorted(gpu_devices)
+    source = count_key
     if expected is None:
         expected = _shapes.gpu_count(shape)
         if expected is None:  # no shape, or one the table does not know: nothing promised
             return None
+        source = f"its shape {shape}"
     if len(devices) != expected:
-        source = f"its shape {shape}" if shape else "slurm_gpu_count"
         shown = ", ".join(devices) if devices else "none"
         return f"node {name}: {source} promises {expected} GPU(s) but the node shows {len(devices)} ({shown})"
     return None

@@ -1,0 +1,223 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""gpu_node_info and its judgement (_gpu_node.node_problems): each check names the node, the check,
+what was expected and what was found; run by ansible-core against stand-in paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import adhoc
+import pytest
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_node
+
+H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
+
+
+def _smi(gpus: int, state: str = "Completed", persistence: str = "Enabled") -> str:
+    body = "Driver Version                            : 550.90.07\n"
+    body += f"Attached GPUs                             : {gpus}\n"
+    for i in range(gpus):
+        body += f"GPU 00000000:{16 + i:02X}:00.0\n    Persistence Mode : {persistence}\n    Fabric\n"
+        body += f"        State : {state}\n        Status : {'Success' if state == 'Completed' else 'N/A'}\n"
+    return body
+
+
+def _facts(**over) -> dict:
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
+
+    facts = {
+        "driver_version": "550.90.07",
+        "driver_source": "/sys/module/nvidia/version",
+        "gpu_devices": [f"/dev/nvidia{i}" for i in range(8)],
+        "smi": parse_smi_query(_smi(8)),
+        "modules": ["nvidia", "nvidia_peermem"],
+        "peermem_available": True,
+        "rdma_nics": H100_NICS,
+        "units": {
+            "nvidia-fabricmanager": {"loaded": "loaded", "active": "active", "enabled": "enabled"},
+            "nvidia-imex": {"loaded": "not-found", "active": "inactive", "enabled": ""},
+        },
+    }
+    facts.update(over)
+    return facts
+
+
+H100 = {"shape": "BM.GPU.H100.8", "gpu_count": None, "driver_min": "", "checks": {}}
+
+
+def test_a_healthy_h100_passes_both_stages() -> None:
+    assert _gpu_node.node_problems("gpu1", _facts(), H100) == []
+    assert _gpu_node.node_problems("gpu1", _facts(), H100, "service") == []
+
+
+def test_driver_missing_and_too_old() -> None:
+    assert _gpu_node.node_problems("gpu1", _facts(driver_version="", driver_source="no /sys/x"), H100) == [
+        "node gpu1: driver: expected the NVIDIA driver loaded, found none (no /sys/x)"
+    ]
+    assert _gpu_node.node_problems("gpu1", _facts(), dict(H100, driver_min="560.28")) == [
+        "node gpu1: driver: expected driver 560.28 or later, found 550.90.07"
+    ]
+    assert _gpu_node.node_problems("gpu1", _facts(), dict(H100, driver_min="550.90")) == []
+
+
+def test_seven_of_eight_gpus_uses_the_slurm_gpu_check() -> None:
+    got = _gpu_node.node_problems("gpu1", _facts(gpu_devices=[f"/dev/nvidia{i}" for i in range(7)]), H100)
+    assert got == [
+        "node gpu1: gpu_count: its shape BM.GPU.H100.8 promises 8 GPU(s) but the node shows 7 ("
+        + ", ".join(f"/dev/nvidia{i}" for i in range(7))
+        + ")"
+    ]
+
+
+def test_fabric_manager_missing_or_not_ready() -> None:
+    units = {"nvidia-fabricmanager": {"loaded": "not-found", "active": "inactive", "enabled": ""}}
+    assert _gpu_node.node_problems("gpu1", _facts(units=units), H100) == [
+        "node gpu1: fabric: expected nvidia-fabricmanager installed (shape BM.GPU.H100.8 needs it), "
+        "found no such service"
+    ]
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
+
+    busy = _facts(smi=parse_smi_query(_smi(8, state="In Progress")))
+    assert _gpu_node.node_problems("gpu1", busy, H100) == []  # preflight: the service step starts it
+    got = _gpu_node.node_problems("gpu1", busy, H100, "service")
+    assert got == [
+        "node gpu1: fabric: expected every GPU's fabric state Completed/Success, found fabric not ready: "
+        "GPU 0: In Progress/N/A, GPU 1: In Progress/N/A, GPU 2: In Progress/N/A, GPU 3: In Progress/N/A (+4 more)"
+    ]
+
+
+def test_gb200_needs_imex_not_fabric_manager() -> None:
+    gb200 = {"shape": "BM.GPU.GB200.4", "gpu_count": None, "driver_min": "", "checks": {}}
+    facts = _facts(
+        gpu_devices=[f"/dev/nvidia{i}" for i in range(4)], rdma_nics=["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
+    )
+    assert _gpu_node.node_problems("gb1", facts, gb200) == [
+        "node gb1: fabric: expected nvidia-imex installed (shape BM.GPU.GB200.4 needs it), found no such service"
+    ]
+    facts["units"]["nvidia-imex"] = {"loaded": "loaded", "active": "failed", "enabled": "enabled"}
+    assert _gpu_node.node_problems("gb1", facts, gb200) == []
+    assert _gpu_node.node_problems("gb1", facts, gb200, "service") == [
+        "node gb1: fabric: expected nvidia-imex running, found failed"
+    ]
+
+
+def test_rdma_nics_peermem_and_persistence() -> None:
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
+
+    facts = _facts(rdma_nics=H100_NICS[2:], modules=["nvidia"], smi=parse_smi_query(_smi(8, persistence="Disabled")))
+    assert _gpu_node.node_problems("gpu1", facts, H100) == [
+        "node gpu1: rdma_nics: expected the 16 RDMA NICs of BM.GPU.H100.8, found 14; missing mlx5_0, mlx5_1"
+    ]
+    assert _gpu_node.node_problems("gpu1", facts, H100, "service") == [
+        "node gpu1: peermem: expected nvidia_peermem loaded (GPUDirect RDMA), found not loaded",
+        "node gpu1: rdma_nics: expected the 16 RDMA NICs of BM.GPU.H100.8, found 14; missing mlx5_0, mlx5_1",
+        "node gpu1: persistence: expected persistence mode Enabled on every GPU, "
+        "found not on GPU 0, 1, 2, 3, 4, 5, 6, 7",
+    ]
+    # a driver without nvidia_peermem is not asked for it
+    assert not any(
+        "peermem" in p for p in _gpu_node.node_problems("gpu1", dict(facts, peermem_available=False), H100, "service")
+    )
+
+
+def test_checks_turn_off_and_shapes_without_fabric() -> None:
+    off = dict(H100, checks=dict.fromkeys(_gpu_node.CHECKS, False))
+    assert (
+        _gpu_node.node_problems(
+            "gpu1", _facts(driver_version="", gpu_devices=[], rdma_nics=[], units={}), off, "service"
+        )
+        == []
+    )
+    l40s = {"shape": "BM.GPU.L40S.4", "gpu_count": None, "driver_min": "", "checks": {}}
+    facts = _facts(gpu_devices=[f"/dev/nvidia{i}" for i in range(4)], rdma_nics=["mlx5_0", "mlx5_2"], units={})
+    assert _gpu_node.node_problems("l1", facts, l40s, "service") == []
+
+
+def test_version_tuple() -> None:
+    assert _gpu_node.version_tuple("550.90.07") == (550, 90, 7)
+    assert _gpu_node.version_tuple("570.86.15-open") == (570, 86)
+    assert _gpu_node.version_tuple("") == ()
+
+
+# ------------------------------------------------------------------ the module, run by ansible-core
+
+
+@pytest.fixture
+def node(tmp_path: Path) -> Path:
+    # GPU device files count only under /dev (see test_slurm_nodes.py): these stand-ins never do,
+    # so the module tests give gpu_count and see the node show none.
+    (tmp_path / "dev").mkdir()
+    (tmp_path / "dev" / "nvidia0").write_text("")
+    (tmp_path / "version").write_text("550.90.07\n")
+    (tmp_path / "modules").write_text("nvidia_peermem 16384 0 - Live 0x0\nnvidia 1 2 - Live 0x0\next4 1 1 - Live 0x0\n")
+    (tmp_path / "ib").mkdir()
+    for nic in H100_NICS:
+        (tmp_path / "ib" / nic).mkdir()
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\ncat <<'EOF'\n" + _smi(8) + "EOF\n")
+    smi.chmod(0o755)
+    return tmp_path
+
+
+def _args(node: Path, **over) -> dict:
+    args = {
+        "name": "gpu1",
+        "shape": "BM.GPU.H100.8",
+        "driver_version_file": str(node / "version"),
+        "nvidia_smi": str(node / "nvidia-smi"),
+        "device_glob": str(node / "dev" / "nvidia*"),
+        "modules_file": str(node / "modules"),
+        "rdma_dir": str(node / "ib"),
+        "gpu_count": 0,
+    }
+    args.update(over)
+    return args
+
+
+def test_module_reads_the_node(node: Path) -> None:
+    result = adhoc.run_module("gpu_node_info", _args(node))
+    assert result.get("failed") is not True, result
+    assert result["changed"] is False
+    assert result["driver_version"] == "550.90.07" and result["driver_source"] == str(node / "version")
+    assert result["gpu_devices"] == []
+    assert result["smi"]["persistence"] == ["Enabled"] * 8 and result["smi_error"] == ""
+    assert result["modules"] == ["nvidia", "nvidia_peermem"]
+    assert result["rdma_nics"] == sorted(H100_NICS)
+    # this machine has no nvidia-fabricmanager unit (or no systemd): the shape needs one
+    assert result["problems"] == [
+        "node gpu1: fabric: expected nvidia-fabricmanager installed (shape BM.GPU.H100.8 needs it), "
+        "found no such service"
+    ]
+
+
+def test_module_without_a_driver_reads_nvidia_smi_and_reports_its_exit(node: Path) -> None:
+    (node / "version").unlink()
+    result = adhoc.run_module("gpu_node_info", _args(node, checks={"fabric": False}))
+    assert result["driver_version"] == "550.90.07" and result["driver_source"] == "nvidia-smi -q"
+    assert result["problems"] == []
+    (node / "nvidia-smi").write_text(
+        "#!/bin/sh\necho 'NVIDIA-SMI has failed because it could not communicate'\nexit 9\n"
+    )
+    result = adhoc.run_module("gpu_node_info", _args(node, checks={"fabric": False}))
+    assert result["smi"] is None
+    assert result["smi_error"].startswith("nvidia-smi exit 9: NVIDIA driver is not loaded")
+    assert result["problems"] == [
+        f"node gpu1: driver: expected the NVIDIA driver loaded, found none (no {node / 'version'}; "
+        + result["smi_error"]
+        + ")"
+    ]
+
+
+def test_module_gpu_count(node: Path) -> None:
+    result = adhoc.run_module("gpu_node_info", _args(node, gpu_count=8, checks={"fabric": False}))
+    assert result["problems"] == [
+        "node gpu1: gpu_count: gpu_node_gpu_count promises 8 GPU(s) but the node shows 0 (none)"
+    ]
+
+
+def test_module_refuses_an_unknown_check(node: Path) -> None:
+    result = adhoc.run_module("gpu_node_info", _args(node, checks={"fabirc": False}))
+    assert result["failed"] is True
+    assert result["msg"] == "node gpu1: checks: unknown check(s) fabirc"
