@@ -7,7 +7,7 @@ from __future__ import annotations
 DOCUMENTATION = r"""
 module: gpu_node_info
 short_description: Read what a GPU node has (driver, GPUs, fabric, RDMA NICs, services) and judge it
-version_added: 0.2.0
+version_added: 0.3.0
 description:
   - One read-only call per GPU node. Reads the NVIDIA driver version (O(driver_version_file), else
     C(nvidia-smi -q)), the GPU device files, C(nvidia-smi -q) (GPUs, persistence mode, fabric state),
@@ -137,6 +137,25 @@ units:
   description: Per NVIDIA service, C(loaded), C(active) and C(enabled).
   returned: always
   type: dict
+services:
+  description:
+    - The installed services the node should run, in start order - C(nvidia-persistenced), the fabric
+      service its shape needs (RV(gpu_fabric)), C(nvidia-dcgm).
+  returned: always
+  type: list
+  elements: str
+expected_gpus:
+  description: GPUs the node must show (O(gpu_count), else the shape's); null when neither says.
+  returned: always
+  type: int
+gpu_fabric:
+  description: The shape's GPU fabric service kind, C(fabricmanager) or C(imex); null when it needs none.
+  returned: always
+  type: str
+rdma_shape:
+  description: Whether the shape has RDMA NICs (a cluster network).
+  returned: always
+  type: bool
 """
 
 import glob
@@ -144,11 +163,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query, smi_exit_problem
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_node import (
     CHECKS,
     UNITS,
     driver_from_smi,
+    installed,
     node_problems,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import gpu_devices_sorted
@@ -222,7 +243,23 @@ def main() -> None:
         "checks": p["checks"],
     }
     problems = node_problems(p["name"], facts, settings, p["stage"])
-    module.exit_json(changed=False, problems=problems, **facts)
+    rec = _shapes.shape(p["shape"] or None)
+    fabric = _shapes.gpu_fabric(p["shape"] or None)
+    module.exit_json(
+        changed=False,
+        problems=problems,
+        expected_gpus=settings["gpu_count"]
+        if settings["gpu_count"] is not None
+        else _shapes.gpu_count(p["shape"] or None),
+        gpu_fabric=fabric,
+        services=[
+            u
+            for u in (UNITS["persistence"], UNITS.get(fabric or ""), UNITS["dcgm"])
+            if u and installed(facts["units"], u)
+        ],
+        rdma_shape=bool(rec and rec.rdma_nic_count and rec.rdma_hca_names),
+        **facts,
+    )
 
 
 if __name__ == "__main__":

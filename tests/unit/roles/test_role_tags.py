@@ -25,6 +25,7 @@ ROLES = sorted(p.name for p in (REPO / "roles").iterdir() if (p / "tasks" / "mai
 # files whose results later steps read (they must run whichever step is asked for).
 SUB_TAGS = {
     "fss_mount": {"install", "configure"},
+    "gpu_node": {"configure", "service"},
     "lustre_client": {"install", "configure", "service"},
     "munge": {"install", "configure", "service"},
     "nvme_scratch": {"install", "configure", "service"},
