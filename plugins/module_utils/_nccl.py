@@ -39,6 +39,17 @@ _HOPPER = (
     ("NCCL_SOCKET_IFNAME", "eth0"),
 )
 
+# GB200 and GB200-v2 share one list (the source lists them apart, with the same values); the
+# source gives their NCCL_IB_HCA without the exact-match '='.
+_GB200 = (
+    ("NCCL_MNNVL_ENABLE", "1"),
+    ("NCCL_CUMEM_ENABLE", "1"),
+    ("NCCL_NVLS_ENABLE", "1"),
+    ("NCCL_NET_PLUGIN", "sys"),
+    ("NCCL_SOCKET_IFNAME", "eth0"),
+    ("NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_3,mlx5_4"),
+)
+
 
 def _hca(family: str, indexes: str) -> tuple[str, str]:
     return ("NCCL_IB_HCA", "=" + ",".join(f"{family}_{i}" for i in indexes.split(",")))
@@ -54,22 +65,8 @@ NCCL_BY_SHAPE: dict[str, tuple[tuple[str, str], ...]] = {
     "BM.GPU.H200.8": (*_HOPPER, _hca("mlx5", "0,3,4,5,6,9,10,11")),
     "BM.GPU.B200.8": (*_HOPPER, _hca("mlx5", "0,3,4,5,6,9,10,11")),
     "BM.GPU.B300.8": (*_HOPPER, _hca("mlx5", "0,1,7,8,9,10,11,12,13,14,16,17,18,19,20,21")),
-    "BM.GPU.GB200.4": (
-        ("NCCL_MNNVL_ENABLE", "1"),
-        ("NCCL_CUMEM_ENABLE", "1"),
-        ("NCCL_NVLS_ENABLE", "1"),
-        ("NCCL_NET_PLUGIN", "sys"),
-        ("NCCL_SOCKET_IFNAME", "eth0"),
-        ("NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_3,mlx5_4"),
-    ),
-    "BM.GPU.GB200-v2.4": (
-        ("NCCL_MNNVL_ENABLE", "1"),
-        ("NCCL_CUMEM_ENABLE", "1"),
-        ("NCCL_NVLS_ENABLE", "1"),
-        ("NCCL_NET_PLUGIN", "sys"),
-        ("NCCL_SOCKET_IFNAME", "eth0"),
-        ("NCCL_IB_HCA", "mlx5_0,mlx5_1,mlx5_3,mlx5_4"),
-    ),
+    "BM.GPU.GB200.4": _GB200,
+    "BM.GPU.GB200-v2.4": _GB200,
     "BM.GPU.GB200-v3.4": (
         *_IB_COMMON,
         ("NCCL_IB_QPS_PER_CONNECTION", "1"),
