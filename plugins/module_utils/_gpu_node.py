@@ -56,6 +56,23 @@ def installed(units: dict[str, dict[str, str]], unit: str) -> bool:
     return bool(state) and state.get("loaded", "") not in ("", "not-found")
 
 
+def shape_facts(shape: str | None, gpu_count: int | None = None, units: dict | None = None) -> dict[str, Any]:
+    """What the shape asks of a node: ``expected_gpus`` (``gpu_count`` when given, else the
+    shape's; None when neither says), ``gpu_fabric``, ``rdma_hcas`` (its RDMA NIC names; empty
+    without a cluster network) and ``services`` (those of ``units`` installed that the node should
+    run, in start order: persistence daemon, the shape's fabric service, DCGM)."""
+    rec = _shapes.shape(shape)
+    fabric = _shapes.gpu_fabric(shape)
+    rdma = list(rec.rdma_hca_names) if rec and rec.rdma_nic_count else []
+    wanted = (UNITS["persistence"], UNITS.get(fabric or ""), UNITS["dcgm"])
+    return {
+        "expected_gpus": gpu_count if gpu_count is not None else _shapes.gpu_count(shape),
+        "gpu_fabric": fabric,
+        "rdma_hcas": rdma,
+        "services": [u for u in wanted if u and installed(units or {}, u)],
+    }
+
+
 def node_problems(name: str, facts: dict[str, Any], settings: dict[str, Any], stage: str = "preflight") -> list[str]:
     """The node's problems. ``facts``: ``driver_version``, ``driver_source``, ``gpu_devices``,
     ``smi`` (``_gpu_health.parse_smi_query`` output, or None when nvidia-smi failed), ``modules``
@@ -65,7 +82,7 @@ def node_problems(name: str, facts: dict[str, Any], settings: dict[str, Any], st
     ``service`` also what its service step should have fixed (fabric state, persistence, peermem)."""
     on = {c: bool((settings.get("checks") or {}).get(c, True)) for c in CHECKS}
     shape = settings.get("shape") or None
-    rec = _shapes.shape(shape)
+    asked = shape_facts(shape)
     out = []
 
     def problem(check: str, expected: str, found: str) -> None:
@@ -83,7 +100,7 @@ def node_problems(name: str, facts: dict[str, Any], settings: dict[str, Any], st
         missing = gpu_check(name, shape, devices, None if count is None else int(count), "gpu_node_gpu_count")
         if missing:
             out.append(f"{missing.replace(f'node {name}: ', f'node {name}: gpu_count: ', 1)}")
-    fabric = _shapes.gpu_fabric(shape)
+    fabric = asked["gpu_fabric"]
     units = facts.get("units") or {}
     if on["fabric"] and fabric:
         unit = UNITS[fabric]
@@ -96,18 +113,18 @@ def node_problems(name: str, facts: dict[str, Any], settings: dict[str, Any], st
                 problem("fabric", "every GPU's fabric state Completed/Success", state)
         elif stage == "service" and (units.get(unit) or {}).get("active") != "active":
             problem("fabric", f"{unit} running", (units.get(unit) or {}).get("active") or "unknown")
-    rdma = bool(rec and rec.rdma_nic_count and rec.rdma_hca_names)
-    peermem = rdma and facts.get("peermem_available")
+    hcas = asked["rdma_hcas"]
+    peermem = hcas and facts.get("peermem_available")
     if on["peermem"] and stage == "service" and peermem and "nvidia_peermem" not in (facts.get("modules") or []):
         problem("peermem", "nvidia_peermem loaded (GPUDirect RDMA)", "not loaded")
-    if on["rdma_nics"] and rdma:
+    if on["rdma_nics"] and hcas:
         present = set(facts.get("rdma_nics") or [])
-        absent = [n for n in rec.rdma_hca_names if n not in present]
+        absent = [n for n in hcas if n not in present]
         if absent:
             problem(
                 "rdma_nics",
-                f"the {len(rec.rdma_hca_names)} RDMA NICs of {shape}",
-                f"{len(rec.rdma_hca_names) - len(absent)}; missing {', '.join(_short(absent))}",
+                f"the {len(hcas)} RDMA NICs of {shape}",
+                f"{len(hcas) - len(absent)}; missing {', '.join(_short(absent))}",
             )
     if on["persistence"] and stage == "service" and facts.get("smi"):
         modes = facts["smi"].get("persistence") or []

@@ -163,14 +163,13 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query, smi_exit_problem
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_node import (
     CHECKS,
     UNITS,
     driver_from_smi,
-    installed,
     node_problems,
+    shape_facts,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import gpu_devices_sorted
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
@@ -243,21 +242,14 @@ def main() -> None:
         "checks": p["checks"],
     }
     problems = node_problems(p["name"], facts, settings, p["stage"])
-    rec = _shapes.shape(p["shape"] or None)
-    fabric = _shapes.gpu_fabric(p["shape"] or None)
+    asked = shape_facts(p["shape"] or None, settings["gpu_count"], facts["units"])
     module.exit_json(
         changed=False,
         problems=problems,
-        expected_gpus=settings["gpu_count"]
-        if settings["gpu_count"] is not None
-        else _shapes.gpu_count(p["shape"] or None),
-        gpu_fabric=fabric,
-        services=[
-            u
-            for u in (UNITS["persistence"], UNITS.get(fabric or ""), UNITS["dcgm"])
-            if u and installed(facts["units"], u)
-        ],
-        rdma_shape=bool(rec and rec.rdma_nic_count and rec.rdma_hca_names),
+        expected_gpus=asked["expected_gpus"],
+        gpu_fabric=asked["gpu_fabric"],
+        services=asked["services"],
+        rdma_shape=bool(asked["rdma_hcas"]),
         **facts,
     )
 
