@@ -64,6 +64,7 @@ DEFAULTS: dict[str, Any] = {
     "xid_command": ["journalctl", "--dmesg", "--boot", "--output=cat", "--no-pager"],
     "xid_fatal": list(DEFAULT_FATAL_XIDS),
     "mounts": [],
+    "fstab": "/etc/fstab",
     "munge_unit": "munge",
     "checks": {},
     "timeout": 10,
@@ -226,7 +227,11 @@ def run_checks(
                 shown = ", ".join(f"Xid {x} on {pci}" for pci, x in events[:3])
                 problems.append(f"xid: {shown}" + (f" (+{len(events) - 3} more)" if len(events) > 3 else ""))
     if on["mounts"]:
+        listed = fstab_mount_points(settings["fstab"])
         for mount in settings["mounts"]:
+            wanted = str(mount.get("path", "")).rstrip("/") or "/" if isinstance(mount, dict) else ""
+            if isinstance(mount, dict) and mount.get("if_in_fstab") and wanted not in listed:
+                continue
             problem = mount_problem(mount)
             if problem:
                 problems.append(f"mounts: {problem}")
@@ -250,6 +255,17 @@ def _kernel_log(
     if rc != 0:
         return "", f"{settings['xid_command'][0]} exit {rc}"
     return out, None
+
+
+def fstab_mount_points(path: str) -> set[str]:
+    """The mount points an fstab names (an unreadable or missing file names none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return set()
+    fields = (line.split() for line in lines if line.strip() and not line.lstrip().startswith("#"))
+    return {f[1].replace("\\040", " ").rstrip("/") or "/" for f in fields if len(f) >= 2}
 
 
 def mount_problem(mount: Any) -> str | None:
@@ -294,6 +310,8 @@ def main(
     parser.add_argument("--config", default="/etc/oci-gpu/health.json")
     parser.add_argument("--no-drain", action="store_true", help="report only; change no node state")
     args = parser.parse_args(argv)
+    # slurmd runs the program with a bare environment: find scontrol, systemctl and the rest.
+    os.environ.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     try:
         settings = load_settings(args.config)
     except (OSError, ValueError) as exc:

@@ -258,6 +258,33 @@ _NUMERIC_KEYS = frozenset(
     )
 )
 
+# HealthCheckNodeState's words (slurm.conf(5)); NONDRAINED_IDLE needs Slurm 23.02 (the plan checks the release).
+HEALTH_CHECK_NODE_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE")
+
+
+def _health_check_node_state_problem(value: Any) -> str | None:
+    words = [w.strip() for w in str(value).split(",")]
+    bad = [w for w in words if w.upper() not in HEALTH_CHECK_NODE_STATES]
+    if bad:
+        return "unknown state(s) {} (use {}, comma-separated)".format(
+            ", ".join(repr(w) for w in bad), ", ".join(HEALTH_CHECK_NODE_STATES)
+        )
+    return None
+
+
+def _health_check_program_problem(value: Any) -> str | None:
+    text = str(value)
+    if not text.startswith("/") or any(c.isspace() for c in text):
+        return "must be an absolute path without spaces (slurmd runs it as root without a shell)"
+    return None
+
+
+# Value checks for keys whose mistakes Slurm reports only in a daemon's log (lower-case keys).
+_VALUE_CHECKS: dict[str, Callable[[Any], str | None]] = {
+    "healthchecknodestate": _health_check_node_state_problem,
+    "healthcheckprogram": _health_check_program_problem,
+}
+
 GRES_AUTODETECT = ("off", "nvml", "nvidia", "rsmi")
 _SPEC_KEYS = (
     "accounting",
@@ -853,6 +880,10 @@ class _Model:
             number = _as_int(value)
             if key.lower() in _NUMERIC_KEYS and (number is None or number < 0):
                 self.problems.append(f"{where} must be a non-negative integer, got {value!r}")
+                continue
+            problem = _VALUE_CHECKS[key.lower()](value) if key.lower() in _VALUE_CHECKS else None
+            if problem:
+                self.problems.append(f"{where} = {value!r}: {problem}")
                 continue
             text = self._value(value, where, yes, no)
             if text is not None:

@@ -79,6 +79,10 @@ class SlurmPlanError(ValueError):
         super().__init__(text)
 
 
+# HealthCheckNodeState=NONDRAINED_IDLE came with Slurm 23.02 (its NEWS); 22.05 has no such word.
+NONDRAINED_IDLE_SINCE = (23, 2)
+
+
 def failure_allowance(setting: Any, compute_count: int) -> int:
     """Compute hosts that may fail: a count (``3``) or a percentage (``"25%"``, at least one host)."""
     match = _ALLOWANCE_RE.match(str(setting)) if not isinstance(setting, bool) else None
@@ -454,6 +458,15 @@ def plan_cluster(
         files, settings = render_slurm_config_with_settings(spec, omit_token=omit_token, extra_keys=topology_keys)
     except SlurmConfigError as exc:
         raise SlurmPlanError([str(exc)]) from exc
+    states = {w.strip().upper() for w in str(settings.get("HealthCheckNodeState", "")).split(",")}
+    if "NONDRAINED_IDLE" in states and version is not None and version < NONDRAINED_IDLE_SINCE:
+        raise SlurmPlanError(
+            [
+                f"HealthCheckNodeState = {settings['HealthCheckNodeState']!r} (slurm_health_check_node_state or "
+                f"slurm_config): NONDRAINED_IDLE needs Slurm 23.02 or later, and this cluster runs {version_text}; "
+                "use IDLE, or ANY so that the health check can also resume the nodes it drained"
+            ]
+        )
     files.update(topology["files"])
     # Files the role wrote for an earlier topology that this one does not use (topology.yaml is
     # read whenever it exists, whatever slurm.conf says) go; a file of the site's own stays.

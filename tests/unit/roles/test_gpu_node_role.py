@@ -134,8 +134,20 @@ def test_bad_inputs_are_refused_by_name(node: Path) -> None:
     )
 
 
+# What the storage roles would mount on the node (gpu_node_health_mounts defaults to it).
+STORAGE = {
+    "fss_mount_mounts": [
+        {"path": "/home", "target": "10.0.0.5", "export_path": "/home"},
+        {"path": "/apps", "target": "10.0.0.5", "export_path": "/apps", "options": ["ro", "hard"]},
+        {"path": "/archive", "target": "10.0.0.5", "export_path": "/archive", "state": "present"},
+    ],
+    "lustre_client_mounts": [{"path": "/lustre", "mgs_nid": "10.0.0.9@tcp", "fsname": "lfs", "options": "rw"}],
+    "nvme_scratch_mount_path": "/scratch",
+}
+
+
 def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -> None:
-    res = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}))
+    res = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}, **STORAGE))
     assert res.returncode == 0, res.stdout[-3000:]
     conf = (node / "etc" / "nccl.conf").read_text()
     assert conf.startswith("# Managed by Ansible (oci_gpu.cluster.gpu_node)\n")
@@ -146,6 +158,13 @@ def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -
     settings = json.loads((node / "etc" / "oci-gpu" / "health.json").read_text())
     assert settings["node"] == "gpu7" and settings["gpu_count"] == 0 and settings["fabric"] == "fabricmanager"
     assert settings["xid_fatal"] == list(_gpu_health.DEFAULT_FATAL_XIDS)
+    # the storage roles' mounts, by default: File Storage and Lustre as mounted, NVMe scratch while fstab names it
+    assert settings["mounts"] == [
+        {"path": "/home", "writable": True},
+        {"path": "/apps", "writable": False},
+        {"path": "/lustre", "writable": True},
+        {"path": "/scratch", "writable": True, "if_in_fstab": True},
+    ]
     program = node / "sbin" / "oci-gpu-health"
     assert program.stat().st_mode & 0o777 == 0o755
     text = program.read_text()
@@ -157,7 +176,8 @@ def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -
     scontrol.chmod(0o755)
     env = dict(os.environ, PATH=f"{node / 'sbin'}:{node}:{os.environ['PATH']}")
     settings["nvidia_smi"] = str(node / "nvidia-smi")
-    (node / "health-test.json").write_text(json.dumps({**settings, "checks": {"munge": False, "fabric": False}}))
+    checks = {"munge": False, "fabric": False, "mounts": False}
+    (node / "health-test.json").write_text(json.dumps({**settings, "checks": checks}))
     ran = subprocess.run(
         [str(program), "--config", str(node / "health-test.json"), "--no-drain"],
         capture_output=True,
@@ -169,7 +189,7 @@ def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == ("gpu-health: gpu7: drain (gpu-health: gpu_count: 8 of 0 GPUs (+1 more))"), ran.stdout
 
-    again = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}))
+    again = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}, **STORAGE))
     assert again.returncode == 0 and _recap_changed(again.stdout) == 0, again.stdout[-3000:]
     check = _play(node, _vars(node), "--check", "--diff")
     assert check.returncode == 0, check.stdout[-3000:]

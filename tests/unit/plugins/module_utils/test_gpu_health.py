@@ -192,6 +192,19 @@ def test_run_checks_imex_and_kernel_log_file(tmp_path: Path) -> None:
     assert got == [f"xid: cannot read {tmp_path / 'missing'}: No such file or directory"]
 
 
+def test_a_scratch_mount_is_judged_only_while_fstab_names_it(tmp_path: Path) -> None:
+    fstab = tmp_path / "fstab"
+    scratch = {"path": "/nonexistent-scratch/", "writable": True, "if_in_fstab": True}
+    settings = _settings(mounts=[scratch], fstab=str(fstab), checks={"xid": False, "munge": False})
+    assert H.run_checks(settings, FakeNode((0, _q()))) == []  # no fstab at all
+    fstab.write_text("# /nonexistent-scratch is not here yet\nUUID=1 / ext4 defaults 0 1\n")
+    assert H.run_checks(settings, FakeNode((0, _q()))) == []
+    fstab.write_text("UUID=1 / ext4 defaults 0 1\n/dev/md0 /nonexistent-scratch xfs defaults,nofail 0 2\n")
+    assert H.run_checks(settings, FakeNode((0, _q()))) == ["mounts: /nonexistent-scratch/ is not mounted"]
+    assert H.fstab_mount_points(str(fstab)) == {"/", "/nonexistent-scratch"}
+    assert H.fstab_mount_points(str(tmp_path / "missing")) == set()
+
+
 def test_mount_problem(tmp_path: Path) -> None:
     assert H.mount_problem({"path": "/", "writable": False}) is None
     assert H.mount_problem("/proc").startswith("/proc is not writable (")

@@ -162,7 +162,7 @@ def test_overrides_replace_defaults_case_insensitively_in_canonical_spelling():
                 "selecttypeparameters": "CR_CPU_Memory",
                 "SlurmctldParameters": ["enable_configless", "idle_on_node_suspend"],
                 "DisableRootJobs": True,
-                "HealthCheckProgram": "/usr/sbin/nhc -t 60",
+                "JobCompLoc": "/var/log/slurm/job comp.txt",
             },
             cgroup={"CgroupPlugin": "cgroup/v1", "ConstrainSwapSpace": False, "allowedramspace": 95},
         )
@@ -172,7 +172,7 @@ def test_overrides_replace_defaults_case_insensitively_in_canonical_spelling():
     assert "selecttypeparameters" not in kv
     assert kv["SlurmctldParameters"] == "enable_configless,idle_on_node_suspend"
     assert kv["DisableRootJobs"] == "YES"
-    assert kv["HealthCheckProgram"] == '"/usr/sbin/nhc -t 60"', "values with spaces are quoted"
+    assert kv["JobCompLoc"] == '"/var/log/slurm/job comp.txt"', "values with spaces are quoted"
     cg = keyvals(out["cgroup.conf"])
     assert cg["CgroupPlugin"] == "cgroup/v1"
     assert cg["ConstrainSwapSpace"] == "no"
@@ -359,7 +359,39 @@ REFUSALS = [
     ),
     ("whitespace in a node name", lambda: spec(nodes=[cpu("gpu 01")], partitions=[]), ["'gpu 01'", "whitespace"]),
     ("bad max_time", lambda: spec(partitions=[{"name": "a", "nodes": "ALL", "max_time": "forever"}]), ["'forever'"]),
+    (
+        "unknown health-check state",
+        lambda: spec(config={"HealthCheckNodeState": "IDLE,DRAINED"}),
+        ["HealthCheckNodeState = 'IDLE,DRAINED'", "'DRAINED'", "NONDRAINED_IDLE"],
+    ),
+    (
+        "relative health-check program",
+        lambda: spec(config={"HealthCheckProgram": "oci-gpu-health"}),
+        ["HealthCheckProgram = 'oci-gpu-health'", "absolute path"],
+    ),
+    (
+        "health-check program with arguments",
+        lambda: spec(config={"HealthCheckProgram": "/usr/sbin/nhc -t 50"}),
+        ["HealthCheckProgram", "without spaces"],
+    ),
+    ("negative health-check interval", lambda: spec(config={"HealthCheckInterval": -1}), ["HealthCheckInterval", "-1"]),
 ]
+
+
+def test_health_check_keys_render_as_given():
+    conf = render_slurm_config(
+        spec(
+            config={
+                "HealthCheckProgram": "/usr/local/sbin/oci-gpu-health",
+                "HealthCheckInterval": 30,
+                "HealthCheckNodeState": "ANY,CYCLE",
+            }
+        )
+    )["slurm.conf"]
+    values = keyvals(conf)
+    assert values["HealthCheckProgram"] == "/usr/local/sbin/oci-gpu-health"
+    assert values["HealthCheckInterval"] == "30"
+    assert values["HealthCheckNodeState"] == "ANY,CYCLE"
 
 
 @pytest.mark.parametrize(("case", "make", "needles"), REFUSALS, ids=[r[0] for r in REFUSALS])
@@ -514,7 +546,7 @@ def test_real_scontrol_parses_the_rendered_slurm_conf(tmp_path):
     data = spec(
         controllers=["ctl1", {"name": "ctl2", "address": "10.0.0.2"}],
         accounting={"host": "dbd1"},
-        config={"SlurmctldParameters": "enable_configless", "HealthCheckProgram": "/usr/sbin/nhc -t 60"},
+        config={"SlurmctldParameters": "enable_configless", "JobCompLoc": "/var/log/slurm/job comp.txt"},
         nodes=[h100("gpu[01-10]", options={"TmpDisk": 100}), cpu("cpu[1-3]")],
     )
     data["partitions"].append({"name": "all", "nodes": "ALL", "options": {"OverSubscribe": "NO", "MaxNodes": 4}})

@@ -478,3 +478,36 @@ def test_an_unreachable_node_keeps_its_place_from_the_live_topology() -> None:
         probes,
     )
     assert out["files"]["topology.conf"] == block["files"]["topology.conf"]
+
+
+# --------------------------------------------------------------------------- health check
+
+
+@pytest.mark.parametrize(("version", "refused"), [("22.05.8", True), ("23.02.7", False), ("24.11.5", False)])
+def test_nondrained_idle_needs_23_02(version: str, refused: bool) -> None:
+    everyone = ["ctl", "gpu1", "gpu2"]
+    probes = {h: probe(h, version, compute=h.startswith("gpu")) for h in everyone}
+    cluster = dict(
+        CLUSTER,
+        config={
+            "HealthCheckProgram": "/usr/local/sbin/oci-gpu-health",
+            "HealthCheckNodeState": "NONDRAINED_IDLE,CYCLE",
+        },
+    )
+    if refused:
+        with pytest.raises(
+            SlurmPlanError, match=r"NONDRAINED_IDLE needs Slurm 23.02 or later, and this cluster runs 22.05"
+        ):
+            plan_cluster(cluster, hosts(everyone), probes)
+    else:
+        conf = plan_cluster(cluster, hosts(everyone), probes)["files"]["slurm.conf"]
+        assert "HealthCheckNodeState=NONDRAINED_IDLE,CYCLE" in conf.splitlines()
+
+
+def test_a_health_check_program_change_is_a_reconfigure() -> None:
+    everyone = ["ctl", "gpu1", "gpu2"]
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in everyone}
+    cluster = dict(CLUSTER, config={"HealthCheckProgram": "/usr/local/sbin/oci-gpu-health", "HealthCheckInterval": 30})
+    out = plan_cluster(cluster, hosts(everyone), probes)
+    assert "HealthCheckProgram=/usr/local/sbin/oci-gpu-health" in out["files"]["slurm.conf"].splitlines()
+    assert out["plan"]["restart"] == [] and out["plan"]["reconfigure"] is True
