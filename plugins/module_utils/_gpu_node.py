@@ -100,6 +100,13 @@ def node_problems(name: str, facts: dict[str, Any], settings: dict[str, Any], st
         missing = gpu_check(name, shape, devices, None if count is None else int(count), "gpu_node_gpu_count")
         if missing:
             out.append(f"{missing.replace(f'node {name}: ', f'node {name}: gpu_count: ', 1)}")
+        # The device nodes can outlive a GPU that fell off the bus: the driver's view must agree
+        # (a node set to show no GPUs is not asked).
+        expected = int(count) if count is not None else asked["expected_gpus"]
+        smi = facts.get("smi")
+        if not missing and smi is not None and expected and len(smi["gpus"]) != expected:
+            source = "gpu_node_gpu_count" if count is not None else f"its shape {shape}"
+            problem("gpu_count", f"{expected} GPU(s) in nvidia-smi -q ({source})", str(len(smi["gpus"])))
     fabric = asked["gpu_fabric"]
     units = facts.get("units") or {}
     if on["fabric"] and fabric:

@@ -355,6 +355,22 @@ WAIT_NFS = (
 )
 
 
+# Test-only stand-ins for the gpu_node role's reads (see node_payload).
+LAB_RDMA_DIR = "/etc/oci-gpu-lab/infiniband"
+# The node's own kernel log for the health check's Xid search: in a container /dev/kmsg and the
+# journal's dmesg are the host's, shared by every node, so tests append Xid lines here instead.
+LAB_XID_LOG = "/var/log/oci-gpu-lab/kern.log"
+FABRICMANAGER_UNIT = """[Unit]
+Description=NVIDIA Fabric Manager (oci-gpu-lab stand-in, test only: it only sleeps)
+
+[Service]
+ExecStart=/bin/sleep infinity
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+
 def node_payload(
     lab: str, node: dict[str, Any], exports: list[str] | None = None, pubkey: str | None = None
 ) -> dict[str, Any]:
@@ -385,12 +401,22 @@ def node_payload(
         # Debian nodes have python3 but no 'python': give the stand-in their interpreter.
         smi = (HERE / "nvidia_smi.py").read_text().split("\n", 1)[1]
         files["/usr/bin/nvidia-smi"] = ("0755", "#!/usr/bin/python3\n" + smi)
+    post: list[list[str]] = []
+    rec = SHAPES.shape(node["shape"])
+    if gpus and rec is not None:
+        # The shape's RDMA NICs by name (the gpu_node role reads gpu_node_rdma_dir; there is no
+        # /sys/class/infiniband here), and on NVSwitch shapes a Fabric Manager unit that only sleeps.
+        for hca in rec.rdma_hca_names:
+            files[f"{LAB_RDMA_DIR}/{hca}"] = ("0644", "")
+        files[LAB_XID_LOG] = ("0644", "")
+        if rec.gpu_fabric == "fabricmanager":
+            files["/etc/systemd/system/nvidia-fabricmanager.service"] = ("0644", FABRICMANAGER_UNIT)
+            post.append(["systemctl", "daemon-reload"])
     remove = [] if gpus else ["/usr/bin/nvidia-smi", "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
     # Every node: the mount.nfs stand-in (the kernel has no NFS client), see mount_nfs.py.
     pre = [["dpkg-divert", "--local", "--rename", "--divert", f"{p}.distrib", "--add", p] for p in MOUNT_NFS_PATHS]
     shim = (HERE / "mount_nfs.py").read_text().split("\n", 1)[1]
     files["/usr/sbin/mount.nfs"] = ("0755", "#!/usr/bin/python3\n" + shim)
-    post: list[list[str]] = []
     if pubkey:
         # Keys outside the home directories, as many sites keep them: a File Storage export mounted
         # on /home (the demo does) must not lock the admin user out.

@@ -8,6 +8,11 @@ GPUs listed in /etc/oci-gpu-lab/gpus.json whose fake device /dev/nvidiaN is pres
 to the caller: a device the cgroup forbids (EPERM on open) is hidden, as the real tool cannot see it
 either. Answers ``-L``, ``--query-gpu=<fields> --format=csv[,noheader][,nounits]``, ``-i``, ``-q``
 (short) and the plain summary table.
+
+A node can be told to misbehave, as a failing GPU node would, by a JSON file at FAULT_FILE (under
+/run: a reboot clears it): ``{"gpus": 7}`` shows only the first 7 GPUs (one fell off the bus),
+``{"exit": 15}`` fails every call with that exit code (nvidia-smi(1): 9 driver not loaded, 12 NVML
+missing, 15 a GPU fell off the bus), ``{"fabric": "In Progress"}`` reports that Fabric state.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import sys
 from typing import Any
 
 GPUS_FILE = os.environ.get("OCI_GPU_LAB_GPUS_FILE", "/etc/oci-gpu-lab/gpus.json")
+FAULT_FILE = os.environ.get("OCI_GPU_LAB_SMI_FAULT", "/run/oci-gpu-lab-smi-fault.json")
 DRIVER_VERSION = "550.90.07"
 CUDA_VERSION = "12.4"
 
@@ -84,8 +90,29 @@ def visible_gpus() -> list[dict[str, Any]]:
     return out
 
 
+def fault() -> dict[str, Any]:
+    """The injected fault (FAULT_FILE), or {} for a healthy node."""
+    try:
+        with open(FAULT_FILE, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def main(argv: list[str]) -> int:
+    broken = fault()
     gpus = visible_gpus()
+    if "gpus" in broken:
+        gpus = [g for g in gpus if g["index"] < int(broken["gpus"])]
+        for gpu in gpus:
+            gpu["count"] = len(gpus)
+    if broken.get("exit"):
+        bus = gpus[-1]["pci_bus_id"] if gpus else "00000000:00:00.0"
+        print(f"Unable to determine the device handle for GPU{bus}: Unknown Error")
+        return int(broken["exit"])
+    fabric_state = str(broken.get("fabric", "Completed"))
+    fabric_status = "Success" if fabric_state == "Completed" else "N/A"
     query = fmt = None
     select: set[int] | None = None
     list_mode = summary_q = False
@@ -150,7 +177,9 @@ def main(argv: list[str]) -> int:
         print(f"Attached GPUs                             : {len(gpus)}")
         for g in gpus:
             print(f"GPU {g['pci_bus_id']}\n    Product Name : {g['name']}\n    GPU UUID : {g['uuid']}")
-            print(f"    Minor Number : {g['index']}\n    FB Memory Usage\n        Total : {g['memory_mib']} MiB")
+            print(f"    Minor Number : {g['index']}\n    Persistence Mode : Enabled")
+            print(f"    FB Memory Usage\n        Total : {g['memory_mib']} MiB")
+            print(f"    Fabric\n        State : {fabric_state}\n        Status : {fabric_status}")
         return 0
     print(f"| NVIDIA-SMI {DRIVER_VERSION}   Driver Version: {DRIVER_VERSION}   CUDA Version: {CUDA_VERSION} |")
     for g in gpus:

@@ -130,8 +130,20 @@ def test_node_payload_makes_devices_only_for_gpu_shapes() -> None:
     assert "c /dev/nvidia3 0666 root root - 195:3" in rules and "195:255" in rules
     mode, smi = gpu["files"]["/usr/bin/nvidia-smi"]
     assert mode == "0755" and smi.startswith("#!/usr/bin/python3\n") and "def main(" in smi
+    # L40S: two RDMA NICs, no NVSwitch (no Fabric Manager stand-in)
+    assert sorted(p for p in gpu["files"] if p.startswith(labctl.LAB_RDMA_DIR)) == [
+        f"{labctl.LAB_RDMA_DIR}/mlx5_0",
+        f"{labctl.LAB_RDMA_DIR}/mlx5_2",
+    ]
+    assert "/etc/systemd/system/nvidia-fabricmanager.service" not in gpu["files"]
+    h100 = labctl.node_payload("lab", {"name": "h", "shape": "BM.GPU.H100.8", "roles": ["compute"]})
+    assert len([p for p in h100["files"] if p.startswith(labctl.LAB_RDMA_DIR)]) == 16
+    assert "ExecStart=/bin/sleep infinity" in h100["files"]["/etc/systemd/system/nvidia-fabricmanager.service"][1]
+    assert ["systemctl", "daemon-reload"] in h100["post_commands"]
+    assert h100["files"][labctl.LAB_XID_LOG] == ("0644", "")
     cpu = labctl.node_payload("lab", {"name": "c", "shape": "VM.Standard.E5.Flex", "roles": ["login"]})
     assert cpu["devices"] == [] and "/usr/bin/nvidia-smi" not in cpu["files"]
+    assert not any(p.startswith(labctl.LAB_RDMA_DIR) for p in cpu["files"]) and labctl.LAB_XID_LOG not in cpu["files"]
     assert "/usr/bin/nvidia-smi" in cpu["remove_devices"]
 
 
@@ -396,6 +408,39 @@ def test_nvidia_smi_fields_and_formats(monkeypatch: pytest.MonkeyPatch, capsys: 
     assert capsys.readouterr().out.splitlines()[1] == f"GPU 1: NVIDIA H100 80GB HBM3 (UUID: {gpus[1]['uuid']})"
     assert nvidia_smi.main(["--query-gpu=index,bogus", "--format=csv"]) == 2
     assert nvidia_smi.main(["--query-gpu=index"]) == 2
+
+
+def test_nvidia_smi_faults_as_the_health_check_reads_them(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(LAB))
+    import nvidia_smi
+
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_health
+
+    gpus = labctl.gpu_inventory("lab", "n", "BM.GPU.H100.8")
+    monkeypatch.setattr(nvidia_smi, "visible_gpus", lambda: [dict(g, count=8) for g in gpus])
+    monkeypatch.setattr(nvidia_smi, "FAULT_FILE", str(tmp_path / "fault.json"))
+    settings = dict(_gpu_health.DEFAULTS, gpu_count=8, fabric="fabricmanager", checks={"xid": False, "munge": False})
+
+    def health(fault: dict | None) -> list[str]:
+        (tmp_path / "fault.json").unlink(missing_ok=True)
+        if fault is not None:
+            (tmp_path / "fault.json").write_text(json.dumps(fault))
+        capsys.readouterr()
+        rc = nvidia_smi.main(["-q"])
+        return _gpu_health.run_checks(settings, lambda argv, timeout: (rc, capsys.readouterr().out))
+
+    assert health(None) == []
+    assert health({"gpus": 7}) == ["gpu_count: 7 of 8 GPUs"]
+    assert health({"exit": 15}) == [
+        "nvidia_smi: nvidia-smi exit 15: a GPU has fallen off the bus (Unable to determine the device handle for "
+        f"GPU{gpus[-1]['pci_bus_id']}: Unknown Error)"
+    ]
+    assert health({"fabric": "In Progress"})[0].startswith("fabric: fabric not ready: GPU 0: In Progress/N/A, GPU 1: ")
+    (tmp_path / "fault.json").write_text(json.dumps({"gpus": 7}))
+    assert nvidia_smi.main(["--query-gpu=count", "--format=csv,noheader"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["7"] * 7
 
 
 class _Started(Exception):

@@ -163,10 +163,18 @@ def test_run_checks_every_fault() -> None:
     node = FakeNode((0, one_gpu), munge=3, kernel=KERNEL_LOG)
     assert H.run_checks(_settings(gpu_count=8, mounts=["/nonexistent-mount"]), node) == [
         "gpu_count: 1 of 8 GPUs",
-        "fabric: fabric state for 1 of 8 GPUs",
         "xid: Xid 79 on PCI:0000:2d:00, Xid 48 on PCI:0000:0f:00",
         "mounts: /nonexistent-mount is not mounted",
         "munge: munge is not running",
+    ]
+
+
+def test_a_missing_gpu_is_the_fabric_checks_only_when_the_count_check_is_off() -> None:
+    one_gpu = _q().split("GPU 00000000:2D:00.0", maxsplit=1)[0]
+    quiet = {"xid": False, "munge": False}
+    assert H.run_checks(_settings(checks=quiet), FakeNode((0, one_gpu))) == ["gpu_count: 1 of 2 GPUs"]
+    assert H.run_checks(_settings(checks=dict(quiet, gpu_count=False)), FakeNode((0, one_gpu))) == [
+        "fabric: fabric state for 1 of 2 GPUs"
     ]
 
 

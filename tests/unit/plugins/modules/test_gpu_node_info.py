@@ -11,6 +11,7 @@ import adhoc
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_node
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
 
 H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
 
@@ -25,8 +26,6 @@ def _smi(gpus: int, state: str = "Completed", persistence: str = "Enabled") -> s
 
 
 def _facts(**over) -> dict:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
-
     facts = {
         "driver_version": "550.90.07",
         "driver_source": "/sys/module/nvidia/version",
@@ -71,14 +70,24 @@ def test_seven_of_eight_gpus_uses_the_slurm_gpu_check() -> None:
     ]
 
 
+def test_a_gpu_missing_from_nvidia_smi_behind_its_device_node_is_refused() -> None:
+    got = _gpu_node.node_problems("gpu1", _facts(smi=parse_smi_query(_smi(7))), H100)
+    assert got == ["node gpu1: gpu_count: expected 8 GPU(s) in nvidia-smi -q (its shape BM.GPU.H100.8), found 7"]
+    got = _gpu_node.node_problems("gpu1", _facts(smi=parse_smi_query(_smi(7))), dict(H100, gpu_count=7))
+    assert got == [
+        "node gpu1: gpu_count: gpu_node_gpu_count promises 7 GPU(s) but the node shows 8 ("
+        + ", ".join(f"/dev/nvidia{i}" for i in range(8))
+        + ")"
+    ]
+    assert _gpu_node.node_problems("gpu1", _facts(smi=None), H100) == []  # nvidia-smi failed: the driver check's
+
+
 def test_fabric_manager_missing_or_not_ready() -> None:
     units = {"nvidia-fabricmanager": {"loaded": "not-found", "active": "inactive", "enabled": ""}}
     assert _gpu_node.node_problems("gpu1", _facts(units=units), H100) == [
         "node gpu1: fabric: expected nvidia-fabricmanager installed (shape BM.GPU.H100.8 needs it), "
         "found no such service"
     ]
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
-
     busy = _facts(smi=parse_smi_query(_smi(8, state="In Progress")))
     assert _gpu_node.node_problems("gpu1", busy, H100) == []  # preflight: the service step starts it
     got = _gpu_node.node_problems("gpu1", busy, H100, "service")
@@ -91,7 +100,9 @@ def test_fabric_manager_missing_or_not_ready() -> None:
 def test_gb200_needs_imex_not_fabric_manager() -> None:
     gb200 = {"shape": "BM.GPU.GB200.4", "gpu_count": None, "driver_min": "", "checks": {}}
     facts = _facts(
-        gpu_devices=[f"/dev/nvidia{i}" for i in range(4)], rdma_nics=["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"]
+        gpu_devices=[f"/dev/nvidia{i}" for i in range(4)],
+        smi=parse_smi_query(_smi(4)),
+        rdma_nics=["mlx5_0", "mlx5_1", "mlx5_3", "mlx5_4"],
     )
     assert _gpu_node.node_problems("gb1", facts, gb200) == [
         "node gb1: fabric: expected nvidia-imex installed (shape BM.GPU.GB200.4 needs it), found no such service"
@@ -104,8 +115,6 @@ def test_gb200_needs_imex_not_fabric_manager() -> None:
 
 
 def test_rdma_nics_peermem_and_persistence() -> None:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
-
     facts = _facts(rdma_nics=H100_NICS[2:], modules=["nvidia"], smi=parse_smi_query(_smi(8, persistence="Disabled")))
     assert _gpu_node.node_problems("gpu1", facts, H100) == [
         "node gpu1: rdma_nics: expected the 16 RDMA NICs of BM.GPU.H100.8, found 14; missing mlx5_0, mlx5_1"
@@ -131,7 +140,12 @@ def test_checks_turn_off_and_shapes_without_fabric() -> None:
         == []
     )
     l40s = {"shape": "BM.GPU.L40S.4", "gpu_count": None, "driver_min": "", "checks": {}}
-    facts = _facts(gpu_devices=[f"/dev/nvidia{i}" for i in range(4)], rdma_nics=["mlx5_0", "mlx5_2"], units={})
+    facts = _facts(
+        gpu_devices=[f"/dev/nvidia{i}" for i in range(4)],
+        smi=parse_smi_query(_smi(4)),
+        rdma_nics=["mlx5_0", "mlx5_2"],
+        units={},
+    )
     assert _gpu_node.node_problems("l1", facts, l40s, "service") == []
 
 
