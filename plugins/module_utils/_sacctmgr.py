@@ -1,0 +1,294 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Slurm accounting through ``sacctmgr``: read, compare, write only what differs. Pure helpers.
+
+Every call is an argv list (never a shell), run by the modules with ``LC_ALL=C`` (:data:`ENV`). Reads use ``sacctmgr --noheader --parsable2 show ...`` (Slurm 22.05 has no ``--json``);
+writes use ``--immediate``. sacctmgr exits 1 both for "nothing to do" and for real errors, with
+messages that differ by release: :data:`MESSAGES` sorts them, and :func:`outcome` says which.
+
+Values are compared as Slurm stores them: names lower-cased (sacctmgr lower-cases account and QOS
+names), times in seconds (``2-00:00:00`` == ``48:00:00`` == ``2880``), TRES as ``{name: count}``
+with memory in MiB (``mem=1G`` == ``mem=1024``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+ENV = {"LC_ALL": "C", "LANG": "C"}
+
+# Account and QOS names: what sacctmgr stores (lower case) and what slurm.conf and job options can
+# carry; Slurm itself refuses names with spaces, commas, '=' or quotes.
+_NAME = re.compile(r"^[a-z0-9_][a-z0-9_.-]{0,63}$")
+_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+_MEM = re.compile(r"^(\d+)([KMGTP]?)$", re.IGNORECASE)
+UNLIMITED = (None, "", "-1", "UNLIMITED", "INFINITE")
+
+
+class SacctmgrError(Exception):
+    """A refusal or a failed call, with the text to show."""
+
+
+def check_name(kind: str, name: Any) -> str | None:
+    """The problem with a Slurm ``kind`` name (account, qos), or None; names are compared lower-cased."""
+    text = str(name or "")
+    if not _NAME.match(text.lower()):
+        return (
+            f"{kind} name {text!r}: use 1-64 letters, digits, '_', '.' or '-', starting with a letter, "
+            "digit or '_' (sacctmgr stores it lower-cased)"
+        )
+    return None
+
+
+def parse_time(value: Any) -> int | None:
+    """Seconds in a Slurm time limit (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``, ``D-HH:MM``,
+    ``D-HH:MM:SS``); None for unlimited. ValueError for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return None if value < 0 else value * 60
+    text = str(value if value is not None else "").strip()
+    if text.upper() in UNLIMITED:
+        return None
+    m = _TIME.match(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS)")
+    days, a, b, c = m.group(1), int(m.group(2)), m.group(3), m.group(4)
+    if days is None:
+        if b is None:
+            return a * 60  # minutes
+        if c is None:
+            return a * 60 + int(b)  # minutes:seconds
+        return a * 3600 + int(b) * 60 + int(c)
+    return int(days) * 86400 + a * 3600 + int(b or 0) * 60 + int(c or 0)
+
+
+def format_time(seconds: int | None) -> str:
+    """``D-HH:MM:SS`` for sacctmgr; ``-1`` (no limit) for None."""
+    if seconds is None:
+        return "-1"
+    days, rest = divmod(int(seconds), 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{days}-{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def _tres_value(name: str, value: Any) -> int:
+    text = str(value).strip()
+    if name == "mem":
+        m = _MEM.match(text)
+        if not m:
+            raise ValueError(f"TRES mem={text!r}: use MiB or a size with K, M, G, T or P")
+        scale = {"": 1, "K": 1 / 1024, "M": 1, "G": 1024, "T": 1024**2, "P": 1024**3}[m.group(2).upper()]
+        return int(int(m.group(1)) * scale)
+    if not re.match(r"^\d+$", text):
+        raise ValueError(f"TRES {name}={text!r}: use a whole number")
+    return int(text)
+
+
+def parse_tres(value: Any) -> dict[str, int]:
+    """``{"cpu": 64, "gres/gpu": 8}`` from ``cpu=64,gres/gpu=8`` or a mapping; ``-1`` entries dropped."""
+    if value in (None, ""):
+        return {}
+    items = value.items() if isinstance(value, Mapping) else (p.split("=", 1) for p in str(value).split(",") if p)
+    out: dict[str, int] = {}
+    for key, raw in items:
+        name = str(key).strip().lower()
+        if not re.match(r"^[a-z][a-z0-9_]*(/[a-z0-9_.:-]+)?$", name):
+            raise ValueError(f"TRES name {key!r}: use cpu, mem, node, billing, gres/gpu, gres/gpu:h100, ...")
+        if str(raw).strip() in ("-1", "UNLIMITED"):
+            continue
+        out[name] = _tres_value(name, raw)
+    return out
+
+
+def tres_arg(current: Mapping[str, int], wanted: Mapping[str, int]) -> str:
+    """The TRES value that turns ``current`` into ``wanted`` (removed entries as ``=-1``)."""
+    names = sorted(set(current) | set(wanted))
+    return ",".join(f"{n}={wanted[n]}" if n in wanted else f"{n}=-1" for n in names if current.get(n) != wanted.get(n))
+
+
+# sacctmgr's messages for exit 1, by what they mean (checked against 22.05 and 24.11 in the lab).
+MESSAGES: tuple[tuple[str, str, str], ...] = (
+    # 24.11 says this when the parent account of an added account does not exist; 22.05 says
+    # "Parent account ... doesn't exist."
+    (r"Nothing added\.\s+Make sure the accounts", "error", "the parent account does not exist"),
+    (r"[Pp]arent account .* doesn't exist", "error", "the parent account does not exist"),
+    (r"Job\(s\) active, cancel job\(s\) before remove", "jobs", "jobs are running or pending under it"),
+    (r"Nothing (new )?(added|modified|deleted)", "noop", "nothing to change"),
+    (r"Nothing to (add|modify|delete)", "noop", "nothing to change"),
+)
+
+
+def outcome(rc: int, out: str, err: str) -> tuple[str, str]:
+    """(``ok``/``noop``/``jobs``/``error``, what it means) for a sacctmgr write's exit and output."""
+    text = f"{out}\n{err}"
+    if rc == 0:
+        return "ok", ""
+    for pattern, kind, meaning in MESSAGES:
+        if re.search(pattern, text):
+            return kind, f"{meaning}: {' '.join(text.split())[:300]}"
+    return "error", " ".join(text.split())[:300] or f"exit {rc}"
+
+
+def job_ids(text: str) -> list[str]:
+    """The job ids sacctmgr names when it refuses to remove an association with active jobs."""
+    return sorted(set(re.findall(r"JobId\s*=\s*(\d+)", text)), key=int)
+
+
+# --------------------------------------------------------------------------------------- QOS
+
+# option: (sacctmgr show column, sacctmgr set key, kind)
+QOS_FIELDS: dict[str, tuple[str, str, str]] = {
+    "description": ("Description", "Description", "text"),
+    "priority": ("Priority", "Priority", "int"),
+    "preempt": ("Preempt", "Preempt", "names"),
+    "preempt_mode": ("PreemptMode", "PreemptMode", "word"),
+    "flags": ("Flags", "Flags", "words"),
+    "grp_tres": ("GrpTRES", "GrpTRES", "tres"),
+    "max_tres_per_job": ("MaxTRES", "MaxTRESPerJob", "tres"),
+    "max_tres_per_user": ("MaxTRESPU", "MaxTRESPerUser", "tres"),
+    "max_wall": ("MaxWall", "MaxWall", "time"),
+    "max_jobs_per_user": ("MaxJobsPU", "MaxJobsPerUser", "int"),
+    "max_submit_jobs_per_user": ("MaxSubmitPU", "MaxSubmitJobsPerUser", "int"),
+}
+QOS_FLAGS = (
+    "DenyOnLimit",
+    "EnforceUsageThreshold",
+    "NoDecay",
+    "NoReserve",
+    "OverPartQOS",
+    "PartitionMaxNodes",
+    "PartitionMinNodes",
+    "PartitionTimeLimit",
+    "RequiresReservation",
+    "UsageFactorSafe",
+)
+PREEMPT_MODES = ("cluster", "cancel", "requeue", "suspend", "off")
+
+
+def normalise(kind: str, value: Any) -> Any:
+    """A field's value as compared: None means no limit / not set."""
+    if kind == "text":
+        return "" if value is None else str(value)
+    if kind == "int":
+        text = "" if value is None else str(value).strip()
+        return None if text.upper() in UNLIMITED else int(text)
+    if kind == "word":
+        return str(value or "").strip().lower() or None
+    if kind in ("names", "words"):
+        parts = value if isinstance(value, (list, tuple)) else str(value or "").split(",")
+        items = [str(p).strip() for p in parts if str(p).strip()]
+        return sorted(p.lower() for p in items) if kind == "names" else sorted(items, key=str.lower)
+    if kind == "tres":
+        return parse_tres(value)
+    if kind == "time":
+        return parse_time(value)
+    raise ValueError(kind)
+
+
+def _set_value(kind: str, current: Any, wanted: Any) -> str:
+    if kind == "tres":
+        return tres_arg(current or {}, wanted)
+    if kind == "time":
+        return format_time(wanted)
+    if kind == "int":
+        return "-1" if wanted is None else str(wanted)
+    if kind in ("names", "words"):
+        return ",".join(wanted) if wanted else ("-1" if kind == "words" else "")
+    return "" if wanted is None else str(wanted)
+
+
+def qos_show_argv() -> list[str]:
+    return [
+        "sacctmgr",
+        "--noheader",
+        "--parsable2",
+        "show",
+        "qos",
+        "format=" + ",".join(["Name"] + [col for col, _k, _t in QOS_FIELDS.values()]),
+    ]
+
+
+def parse_qos(text: str) -> dict[str, dict[str, Any]]:
+    """Every QOS from :func:`qos_show_argv`'s output, by name, its fields normalised."""
+    columns = list(QOS_FIELDS)
+    out: dict[str, dict[str, Any]] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) < len(columns) + 1:
+            raise SacctmgrError(f"unexpected sacctmgr show qos line: {line!r}")
+        name = cells[0].strip().lower()
+        out[name] = {opt: normalise(QOS_FIELDS[opt][2], cells[i + 1]) for i, opt in enumerate(columns)}
+    return out
+
+
+def qos_problems(name: Any, wanted: Mapping[str, Any]) -> list[str]:
+    """Refusals for a QOS before any call: its name and every given field's value."""
+    problems = [p for p in [check_name("QOS", name)] if p]
+    for opt, value in wanted.items():
+        if value is None:
+            continue
+        kind = QOS_FIELDS[opt][2]
+        try:
+            norm = normalise(kind, value)
+        except ValueError as exc:
+            problems.append(f"qos {name}: {opt}: {exc}")
+            continue
+        if opt == "flags":
+            bad = [f for f in norm if f.lower() not in {x.lower() for x in QOS_FLAGS}]
+            if bad:
+                problems.append(f"qos {name}: flags: unknown {', '.join(bad)} (known: {', '.join(QOS_FLAGS)})")
+        if opt == "preempt_mode" and norm not in PREEMPT_MODES:
+            problems.append(f"qos {name}: preempt_mode: {value!r} is not one of {', '.join(PREEMPT_MODES)}")
+        if opt == "preempt":
+            problems.extend(p for p in (check_name("QOS", q) for q in norm) if p)
+    return problems
+
+
+def _canonical_flags(flags: list[str]) -> list[str]:
+    known = {x.lower(): x for x in QOS_FLAGS}
+    return sorted((known.get(f.lower(), f) for f in flags), key=str.lower)
+
+
+def plan_qos(
+    name: str, state: str, wanted: Mapping[str, Any], existing: Mapping[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """What makes QOS ``name`` as wanted: ``argv`` (None: nothing to do), ``before`` / ``after`` (the
+    managed fields, for --diff) and ``changes`` (the fields that differ). ``wanted`` holds only the
+    fields to manage (others are left as they are)."""
+    key = name.lower()
+    have = existing.get(key)
+    managed = {opt: normalise(QOS_FIELDS[opt][2], v) for opt, v in wanted.items() if v is not None}
+    if "flags" in managed:
+        managed["flags"] = _canonical_flags(managed["flags"])
+    if state == "absent":
+        if have is None:
+            return {"argv": None, "before": {}, "after": {}, "changes": []}
+        return {
+            "argv": ["sacctmgr", "--immediate", "delete", "qos", "where", f"name={key}"],
+            "before": have,
+            "after": {},
+            "changes": ["state"],
+        }
+    before = {opt: have[opt] for opt in managed} if have else {}
+    if have is not None:
+        have_flags = dict(have, flags=_canonical_flags(have.get("flags") or []))
+        changes = sorted(opt for opt, value in managed.items() if have_flags.get(opt) != value)
+    else:
+        changes = ["state", *sorted(managed)]
+    if not changes:
+        return {"argv": None, "before": before, "after": managed, "changes": []}
+    sets = [
+        f"{QOS_FIELDS[opt][1]}={_set_value(QOS_FIELDS[opt][2], (have or {}).get(opt), managed[opt])}"
+        for opt in sorted(managed)
+        # a new QOS starts without limits: a field left at "none" needs no setting
+        if opt in changes and (have is not None or managed[opt] not in (None, [], {}))
+    ]
+    if have is None:
+        argv = ["sacctmgr", "--immediate", "add", "qos", key, *sets]
+    else:
+        argv = ["sacctmgr", "--immediate", "modify", "qos", "where", f"name={key}", "set", *sets]
+    return {"argv": argv, "before": before, "after": managed, "changes": changes}

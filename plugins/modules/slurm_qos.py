@@ -1,0 +1,186 @@
+#!/usr/bin/python
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: slurm_qos
+short_description: Manage a Slurm QOS (quality of service) in the accounting database
+version_added: 0.3.0
+description:
+  - Reads the QOS with C(sacctmgr --noheader --parsable2 show qos) and writes only the fields that
+    differ (C(sacctmgr --immediate add/modify/delete qos)), with C(LC_ALL=C). A second identical run
+    makes no write.
+  - Only the options given are managed; fields left out keep what they have. Names are compared
+    lower-cased, as sacctmgr stores them; times as seconds (V(2-00:00:00), V(48:00:00) and V(2880)
+    are the same limit); TRES as counts, memory in MiB.
+  - Every name and value is checked before the first call. Runs where C(sacctmgr) reaches slurmdbd,
+    for example on the controller.
+author:
+  - oci_gpu.cluster contributors (@oci-gpu)
+options:
+  name:
+    description: The QOS name (stored lower-cased).
+    type: str
+    required: true
+  state:
+    description: V(present) creates or updates it; V(absent) deletes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  description:
+    description: Free text shown by C(sacctmgr show qos).
+    type: str
+  priority:
+    description: The QOS's priority factor (C(Priority)).
+    type: int
+  preempt:
+    description: QOS names jobs of this QOS may preempt; V([]) clears the list.
+    type: list
+    elements: str
+  preempt_mode:
+    description: C(PreemptMode).
+    type: str
+    choices: [cluster, cancel, requeue, suspend, "off"]
+  flags:
+    description:
+      - The QOS flags, the whole set (for example V(DenyOnLimit), V(NoReserve), V(PartitionTimeLimit)); V([]) clears
+        them.
+    type: list
+    elements: str
+  grp_tres:
+    description:
+      - 'Limits for all jobs of the QOS together, as C(name=count) (C(cpu=256,gres/gpu=16)) or a mapping
+        (C({gres/gpu: 16})). The whole set is managed - a TRES left out loses its limit; V({}) clears all.'
+    type: raw
+  max_tres_per_job:
+    description: C(MaxTRESPerJob), as for O(grp_tres).
+    type: raw
+  max_tres_per_user:
+    description: 'C(MaxTRESPerUser), as for O(grp_tres) (for example C({gres/gpu: 4})).'
+    type: raw
+  max_wall:
+    description: C(MaxWall), a Slurm time (minutes, C(HH:MM:SS), C(D-HH:MM:SS)); V(-1) removes the limit.
+    type: str
+  max_jobs_per_user:
+    description: C(MaxJobsPerUser); V(-1) removes the limit.
+    type: int
+  max_submit_jobs_per_user:
+    description: C(MaxSubmitJobsPerUser); V(-1) removes the limit.
+    type: int
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads the QOS and reports the write it would make; writes nothing.
+  diff_mode:
+    support: full
+    details: The managed fields before and after.
+  idempotent:
+    description: A second run with the same options reads the QOS and makes no sacctmgr write.
+    support: full
+  platform:
+    support: full
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: A QOS for short GPU jobs, at most 4 GPUs per user
+  oci_gpu.cluster.slurm_qos:
+    name: gpu-short
+    priority: 100
+    max_wall: "04:00:00"
+    max_tres_per_user: {gres/gpu: 4}
+    flags: [DenyOnLimit]
+  run_once: true
+  delegate_to: "{{ groups['slurm_controller'][0] }}"
+"""
+
+RETURN = r"""
+name:
+  description: The QOS name as sacctmgr stores it.
+  returned: always
+  type: str
+changes:
+  description: The fields the run changed (or would change in check mode); C(state) when it was created or deleted.
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: The sacctmgr calls that wrote (or, in check mode, would write).
+  returned: always
+  type: list
+  elements: list
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+    ENV,
+    QOS_FIELDS,
+    SacctmgrError,
+    outcome,
+    parse_qos,
+    plan_qos,
+    qos_problems,
+    qos_show_argv,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "str", "required": True},
+            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            "description": {"type": "str"},
+            "priority": {"type": "int"},
+            "preempt": {"type": "list", "elements": "str"},
+            "preempt_mode": {"type": "str", "choices": ["cluster", "cancel", "requeue", "suspend", "off"]},
+            "flags": {"type": "list", "elements": "str"},
+            "grp_tres": {"type": "raw"},
+            "max_tres_per_job": {"type": "raw"},
+            "max_tres_per_user": {"type": "raw"},
+            "max_wall": {"type": "str"},
+            "max_jobs_per_user": {"type": "int"},
+            "max_submit_jobs_per_user": {"type": "int"},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    wanted = {opt: p[opt] for opt in QOS_FIELDS}
+    name = str(p["name"])
+    result = {"changed": False, "name": name.lower(), "changes": [], "commands": []}
+    problems = qos_problems(name, wanted if p["state"] == "present" else {})
+    if problems:
+        module.fail_json(msg="; ".join(problems), **result)
+    sacctmgr = module.get_bin_path("sacctmgr", required=True)
+
+    def run(argv):
+        return module.run_command([sacctmgr, *argv[1:]], environ_update=ENV)
+
+    rc, out, err = run(qos_show_argv())
+    if rc != 0:
+        module.fail_json(msg=f"sacctmgr show qos failed: {(err or out).strip()[:300]}", **result)
+    try:
+        plan = plan_qos(name, p["state"], wanted, parse_qos(out))
+    except SacctmgrError as exc:
+        module.fail_json(msg=str(exc), **result)
+    result["changes"] = plan["changes"]
+    if module._diff:
+        result["diff"] = {"before": plan["before"], "after": plan["after"]}
+    if plan["argv"] is None:
+        module.exit_json(**result)
+    result["changed"] = True
+    result["commands"] = [plan["argv"]]
+    if not module.check_mode:
+        rc, out, err = run(plan["argv"])
+        kind, meaning = outcome(rc, out, err)
+        if kind != "ok":
+            module.fail_json(msg=f"qos {name.lower()}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
