@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Slurm accounting through ``sacctmgr``: read, compare, write only what differs. Pure helpers.
 
-Every call is an argv list (never a shell), run by the modules with ``LC_ALL=C`` (:data:`ENV`). Reads use ``sacctmgr --noheader --parsable2 show ...`` (Slurm 22.05 has no ``--json``);
+Every call is an argv list (never a shell), run by the modules with ``LC_ALL=C`` (:data:`ENV`).
+Reads use ``sacctmgr --noheader --parsable2 show ...`` (Slurm 22.05 has no ``--json``);
 writes use ``--immediate``. sacctmgr exits 1 both for "nothing to do" and for real errors, with
 messages that differ by release: :data:`MESSAGES` sorts them, and :func:`outcome` says which.
 
