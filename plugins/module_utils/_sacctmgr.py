@@ -226,24 +226,36 @@ def parse_qos(text: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def qos_problems(name: Any, wanted: Mapping[str, Any]) -> list[str]:
-    """Refusals for a QOS before any call: its name and every given field's value."""
-    problems = [p for p in [check_name("QOS", name)] if p]
+def _checked(
+    label: str,
+    fields: Mapping[str, tuple[str, str, str]],
+    wanted: Mapping[str, Any],
+    norm: Any,
+    problems: list[str],
+) -> list[tuple[str, Any]]:
+    """(option, normalised value) for every given field whose value normalises; the others' problems
+    go to ``problems``, naming ``label`` and the option."""
+    out = []
     for opt, value in wanted.items():
         if value is None:
             continue
-        kind = QOS_FIELDS[opt][2]
         try:
-            norm = normalise(kind, value)
+            out.append((opt, norm(fields[opt][2], value)))
         except ValueError as exc:
-            problems.append(f"qos {name}: {opt}: {exc}")
-            continue
+            problems.append(f"{label}: {opt}: {exc}")
+    return out
+
+
+def qos_problems(name: Any, wanted: Mapping[str, Any]) -> list[str]:
+    """Refusals for a QOS before any call: its name and every given field's value."""
+    problems = [p for p in [check_name("QOS", name)] if p]
+    for opt, norm in _checked(f"qos {name}", QOS_FIELDS, wanted, normalise, problems):
         if opt == "flags":
             bad = [f for f in norm if f.lower() not in {x.lower() for x in QOS_FLAGS}]
             if bad:
                 problems.append(f"qos {name}: flags: unknown {', '.join(bad)} (known: {', '.join(QOS_FLAGS)})")
         if opt == "preempt_mode" and norm not in PREEMPT_MODES:
-            problems.append(f"qos {name}: preempt_mode: {value!r} is not one of {', '.join(PREEMPT_MODES)}")
+            problems.append(f"qos {name}: preempt_mode: {wanted[opt]!r} is not one of {', '.join(PREEMPT_MODES)}")
         if opt == "preempt":
             problems.extend(p for p in (check_name("QOS", q) for q in norm) if p)
     return problems
@@ -293,3 +305,170 @@ def plan_qos(
     else:
         argv = ["sacctmgr", "--immediate", "modify", "qos", "where", f"name={key}", "set", *sets]
     return {"argv": argv, "before": before, "after": managed, "changes": changes}
+
+
+# --------------------------------------------------------------------------------------- accounts
+
+# option: (column in `show account` or `show assoc`, sacctmgr set key, kind); the first two are the
+# account's own, the rest its association's (the account's line in the cluster's tree).
+ACCOUNT_FIELDS: dict[str, tuple[str, str, str]] = {
+    "description": ("Descr", "Description", "text"),
+    "organization": ("Org", "Organization", "text"),
+    "parent": ("ParentName", "Parent", "name"),
+    "fairshare": ("Share", "Fairshare", "share"),
+    "default_qos": ("DefaultQOS", "DefaultQOS", "name"),
+    "qos": ("QOS", "QOS", "names"),
+    "grp_tres": ("GrpTRES", "GrpTRES", "tres"),
+    "max_tres_per_job": ("MaxTRES", "MaxTRES", "tres"),
+    "max_wall": ("MaxWall", "MaxWall", "time"),
+    "max_jobs": ("MaxJobs", "MaxJobs", "int"),
+}
+_OWN = ("description", "organization")
+
+
+def _norm_account(kind: str, value: Any) -> Any:
+    if kind == "name":
+        return str(value or "").strip().lower() or None
+    if kind == "share":
+        text = str(value if value is not None else "").strip().lower()
+        if text == "parent" or text in ("", "-1"):
+            return "parent" if text == "parent" else None
+        if not re.match(r"^\d+$", text):
+            raise ValueError(f"{value!r} is not a whole number of shares or 'parent'")
+        return int(text)
+    return normalise(kind, value)
+
+
+def _account_value(kind: str, current: Any, value: Any) -> str:
+    if kind == "name":
+        return value or ""
+    if kind == "share":
+        return "parent" if value == "parent" else ("-1" if value is None else str(value))
+    return _set_value(kind, current, value)
+
+
+def account_show_argv(name: str) -> list[list[str]]:
+    """The two reads for account ``name``: the account itself, then its associations."""
+    key = name.lower()
+    own = [
+        "sacctmgr",
+        "--noheader",
+        "--parsable2",
+        "show",
+        "account",
+        "where",
+        f"name={key}",
+        "format=Account,Descr,Org",
+    ]
+    cols = ["Cluster", "Account", "User"] + [ACCOUNT_FIELDS[o][0] for o in ACCOUNT_FIELDS if o not in _OWN]
+    assoc = [
+        "sacctmgr",
+        "--noheader",
+        "--parsable2",
+        "show",
+        "association",
+        "where",
+        f"account={key}",
+        "format=" + ",".join(cols),
+    ]
+    return [own, assoc]
+
+
+def parse_account(own_text: str, assoc_text: str, cluster: str = "") -> dict[str, Any] | None:
+    """Account fields from the two reads (None when it does not exist), and ``users``: the user
+    associations under it. With several clusters, ``cluster`` chooses the association (else the first)."""
+    own = [line.split("|") for line in own_text.splitlines() if line.strip()]
+    if not own:
+        return None
+    out: dict[str, Any] = {
+        "description": own[0][1] if len(own[0]) > 1 else "",
+        "organization": own[0][2] if len(own[0]) > 2 else "",
+    }
+    assoc_opts = [o for o in ACCOUNT_FIELDS if o not in _OWN]
+    users: list[str] = []
+    chosen: list[str] | None = None
+    for line in assoc_text.splitlines():
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) < 3 + len(assoc_opts):
+            raise SacctmgrError(f"unexpected sacctmgr show association line: {line!r}")
+        if cells[2]:
+            users.append(cells[2])
+        elif chosen is None and (not cluster or cells[0] == cluster):
+            chosen = cells
+    for i, opt in enumerate(assoc_opts):
+        out[opt] = _norm_account(ACCOUNT_FIELDS[opt][2], chosen[3 + i]) if chosen else None
+    out["users"] = sorted(set(users))
+    return out
+
+
+def account_problems(name: Any, wanted: Mapping[str, Any]) -> list[str]:
+    """Refusals for an account before any call: names, values, and a default QOS outside its QOS list."""
+    problems = [p for p in [check_name("account", name)] if p]
+    for opt, norm in _checked(f"account {name}", ACCOUNT_FIELDS, wanted, _norm_account, problems):
+        kind = ACCOUNT_FIELDS[opt][2]
+        if kind == "name" and norm:
+            problems.extend(p for p in [check_name("account" if opt == "parent" else "QOS", norm)] if p)
+        if kind == "names":
+            problems.extend(p for p in (check_name("QOS", q) for q in norm) if p)
+    qos, default = wanted.get("qos"), wanted.get("default_qos")
+    if qos is not None and default and str(default).lower() not in [str(q).lower() for q in qos]:
+        problems.append(f"account {name}: default_qos {default!r} is not in its qos list {list(qos)}")
+    return problems
+
+
+def plan_account(
+    name: str, state: str, wanted: Mapping[str, Any], have: Mapping[str, Any] | None, cluster: str = ""
+) -> dict[str, Any]:
+    """The one sacctmgr write (``argv``, None for none) that makes account ``name`` as wanted, with
+    ``before``/``after`` (managed fields) and ``changes``."""
+    key = name.lower()
+    where = ["where", f"name={key}"] + ([f"cluster={cluster}"] if cluster else [])
+    if state == "absent":
+        if have is None:
+            return {"argv": None, "before": {}, "after": {}, "changes": []}
+        return {
+            "argv": ["sacctmgr", "--immediate", "delete", "account", *where],
+            "before": {k: v for k, v in have.items() if k != "users"},
+            "after": {},
+            "changes": ["state"],
+        }
+    managed = {o: _norm_account(ACCOUNT_FIELDS[o][2], v) for o, v in wanted.items() if v is not None}
+    if have is None:
+        sets = [
+            f"{ACCOUNT_FIELDS[o][1]}={_account_value(ACCOUNT_FIELDS[o][2], None, v)}"
+            for o, v in sorted(managed.items())
+            if v not in (None, [], {})
+        ]
+        argv = ["sacctmgr", "--immediate", "add", "account", key, *sets] + ([f"Cluster={cluster}"] if cluster else [])
+        return {"argv": argv, "before": {}, "after": managed, "changes": ["state", *sorted(managed)]}
+    before = {o: have.get(o) for o in managed}
+    changes = sorted(o for o, v in managed.items() if have.get(o) != v)
+    if not changes:
+        return {"argv": None, "before": before, "after": managed, "changes": []}
+    sets = [f"{ACCOUNT_FIELDS[o][1]}={_account_value(ACCOUNT_FIELDS[o][2], have.get(o), managed[o])}" for o in changes]
+    argv = ["sacctmgr", "--immediate", "modify", "account", *where, "set", *sets]
+    return {"argv": argv, "before": before, "after": managed, "changes": changes}
+
+
+# ------------------------------------------------------------------------------ the modules' run
+
+
+def runner(module: Any) -> Any:
+    """``run(argv)`` for a module: sacctmgr found on the node, ``LC_ALL=C``."""
+    sacctmgr = module.get_bin_path("sacctmgr", required=True)
+    return lambda argv: module.run_command([sacctmgr, *argv[1:]], environ_update=ENV)
+
+
+def report(module: Any, plan: Mapping[str, Any], result: dict[str, Any]) -> None:
+    """Put a plan into the result (changes, diff, commands); exit when it writes nothing or in check mode."""
+    result["changes"] = plan["changes"]
+    if module._diff:
+        result["diff"] = {"before": plan["before"], "after": plan["after"]}
+    if plan["argv"] is None:
+        module.exit_json(**result)
+    result["changed"] = True
+    result["commands"] = [plan["argv"]]
+    if module.check_mode:
+        module.exit_json(**result)

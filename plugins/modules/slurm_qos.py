@@ -118,7 +118,6 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
-    ENV,
     QOS_FIELDS,
     SacctmgrError,
     outcome,
@@ -126,6 +125,8 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
     plan_qos,
     qos_problems,
     qos_show_argv,
+    report,
+    runner,
 )
 
 
@@ -155,11 +156,7 @@ def main() -> None:
     problems = qos_problems(name, wanted if p["state"] == "present" else {})
     if problems:
         module.fail_json(msg="; ".join(problems), **result)
-    sacctmgr = module.get_bin_path("sacctmgr", required=True)
-
-    def run(argv):
-        return module.run_command([sacctmgr, *argv[1:]], environ_update=ENV)
-
+    run = runner(module)
     rc, out, err = run(qos_show_argv())
     if rc != 0:
         module.fail_json(msg=f"sacctmgr show qos failed: {(err or out).strip()[:300]}", **result)
@@ -167,18 +164,11 @@ def main() -> None:
         plan = plan_qos(name, p["state"], wanted, parse_qos(out))
     except SacctmgrError as exc:
         module.fail_json(msg=str(exc), **result)
-    result["changes"] = plan["changes"]
-    if module._diff:
-        result["diff"] = {"before": plan["before"], "after": plan["after"]}
-    if plan["argv"] is None:
-        module.exit_json(**result)
-    result["changed"] = True
-    result["commands"] = [plan["argv"]]
-    if not module.check_mode:
-        rc, out, err = run(plan["argv"])
-        kind, meaning = outcome(rc, out, err)
-        if kind != "ok":
-            module.fail_json(msg=f"qos {name.lower()}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
+    report(module, plan, result)
+    rc, out, err = run(plan["argv"])
+    kind, meaning = outcome(rc, out, err)
+    if kind != "ok":
+        module.fail_json(msg=f"qos {name.lower()}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
     module.exit_json(**result)
 
 

@@ -6,17 +6,10 @@ before any call, sacctmgr's exit-1 messages; the module run by ansible-core agai
 
 from __future__ import annotations
 
-import json
-import os
-import sys
-from pathlib import Path
-
 import adhoc
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr as S
-
-STANDIN = Path(__file__).with_name("standins") / "sacctmgr_standin.py"
 
 # sacctmgr --noheader --parsable2 show qos format=Name,Description,...,MaxSubmitPU, as 24.11 prints
 # a fresh cluster's normal QOS and one with limits.
@@ -96,8 +89,8 @@ def test_refusals_name_the_qos_the_field_and_the_value() -> None:
         "(sacctmgr stores it lower-cased)"
     ]
     assert S.qos_problems("g", {"flags": ["DenyOnLimits"], "max_wall": "soon", "preempt_mode": "kill"}) == [
-        "qos g: flags: unknown DenyOnLimits (known: " + ", ".join(S.QOS_FLAGS) + ")",
         "qos g: max_wall: 'soon' is not a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS)",
+        "qos g: flags: unknown DenyOnLimits (known: " + ", ".join(S.QOS_FLAGS) + ")",
         "qos g: preempt_mode: 'kill' is not one of cluster, cancel, requeue, suspend, off",
     ]
 
@@ -125,36 +118,18 @@ def test_job_ids_in_a_refused_removal() -> None:
 # ------------------------------------------------------------------ the module, run by ansible-core
 
 
-@pytest.fixture
-def sacctmgr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "sacctmgr").write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} "$@"\n')
-    (bindir / "sacctmgr").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
-    monkeypatch.setenv("FAKE_SACCTMGR_STATE", str(tmp_path / "qos.json"))
-    monkeypatch.setenv("FAKE_SACCTMGR_LOG", str(tmp_path / "calls.log"))
-    (tmp_path / "calls.log").write_text("")
-    return tmp_path
-
-
-def _writes(node: Path) -> list[list[str]]:
-    calls = [json.loads(line) for line in (node / "calls.log").read_text().splitlines()]
-    return [c for c in calls if "show" not in c]
-
-
-def test_module_creates_then_changes_nothing_and_diffs_a_change(sacctmgr: Path) -> None:
+def test_module_creates_then_changes_nothing_and_diffs_a_change(sacctmgr) -> None:
     args = {"name": "GPU-Short", "priority": 100, "max_wall": "240", "max_tres_per_user": {"gres/gpu": 4}}
     check = adhoc.run_module("slurm_qos", args, "--check")
     assert check["changed"] is True and check["changes"] == ["state", "max_tres_per_user", "max_wall", "priority"]
-    assert _writes(sacctmgr) == [], "check mode wrote"
+    assert sacctmgr.writes() == [], "check mode wrote"
     first = adhoc.run_module("slurm_qos", args)
     assert first["changed"] is True and first["name"] == "gpu-short", first
-    state = json.loads((sacctmgr / "qos.json").read_text())
+    state = sacctmgr.state()["qos"]
     assert state["gpu-short"]["MaxWall"] == "04:00:00" and state["gpu-short"]["MaxTRESPU"] == "gres/gpu=4"
     again = adhoc.run_module("slurm_qos", dict(args, max_wall="04:00:00"))
     assert again["changed"] is False and again["commands"] == []
-    assert len(_writes(sacctmgr)) == 1, "a second identical run wrote"
+    assert len(sacctmgr.writes()) == 1, "a second identical run wrote"
     diff = adhoc.run_module("slurm_qos", dict(args, max_tres_per_user="gres/gpu=2"), "--diff")
     assert diff["changed"] is True and diff["changes"] == ["max_tres_per_user"]
     assert diff["diff"] == {
@@ -162,11 +137,11 @@ def test_module_creates_then_changes_nothing_and_diffs_a_change(sacctmgr: Path) 
         "after": {"max_tres_per_user": {"gres/gpu": 2}, "max_wall": 14400, "priority": 100},
     }
     gone = adhoc.run_module("slurm_qos", {"name": "gpu-short", "state": "absent"})
-    assert gone["changed"] is True and json.loads((sacctmgr / "qos.json").read_text()) == {}
+    assert gone["changed"] is True and sacctmgr.state()["qos"] == {}
 
 
-def test_module_refuses_before_any_call(sacctmgr: Path) -> None:
+def test_module_refuses_before_any_call(sacctmgr) -> None:
     res = adhoc.run_module("slurm_qos", {"name": "gpu", "max_tres_per_user": {"gres/gpu": "all"}})
     assert res.get("failed") is True
     assert res["msg"] == "qos gpu: max_tres_per_user: TRES gres/gpu='all': use a whole number"
-    assert (sacctmgr / "calls.log").read_text() == ""
+    assert sacctmgr.calls() == []

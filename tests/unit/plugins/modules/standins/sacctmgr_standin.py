@@ -1,10 +1,13 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Test-only sacctmgr stand-in for QOS: a JSON state file (FAKE_SACCTMGR_STATE) and a log of every
+"""Test-only sacctmgr stand-in for QOS and accounts (and scancel, called with --as-scancel): a JSON
+state file (FAKE_SACCTMGR_STATE) and a log of every
 call (FAKE_SACCTMGR_LOG, one JSON argv per line). It prints ``show qos`` rows as Slurm 24.11 does
 (``--noheader --parsable2``: MaxWall as ``D-HH:MM:SS``, TRES as ``name=count`` with memory as
 ``mem=NG`` for whole GiB) and applies ``add``/``modify``/``delete qos`` as sacctmgr would, exiting
-1 with "Nothing modified" when a modify changes nothing, as the real one does."""
+1 with "Nothing modified" when a modify changes nothing, as the real one does. Accounts keep their
+association fields; ``jobs`` in the state (account: [job ids]) makes a delete fail as Slurm's does
+while jobs are active, and scancel --account=NAME ends them."""
 
 from __future__ import annotations
 
@@ -91,15 +94,110 @@ def apply(row: dict, key: str, value: str) -> None:
         row[col] = value
 
 
+ASSOC_COLUMNS = ["ParentName", "Share", "DefaultQOS", "QOS", "GrpTRES", "MaxTRES", "MaxWall", "MaxJobs"]
+ACCOUNT_SET = {
+    "description": "Descr",
+    "organization": "Org",
+    "parent": "ParentName",
+    "fairshare": "Share",
+    "defaultqos": "DefaultQOS",
+    "qos": "QOS",
+    "grptres": "GrpTRES",
+    "maxtres": "MaxTRES",
+    "maxwall": "MaxWall",
+    "maxjobs": "MaxJobs",
+}
+
+
+def set_account(acct: dict, key: str, value: str) -> None:
+    col = ACCOUNT_SET[key.lower()]
+    if col in ("GrpTRES", "MaxTRES"):
+        acct[col] = _tres(acct[col], value)
+    elif col == "MaxWall":
+        acct[col] = _wall(value)
+    elif value == "-1":
+        acct[col] = ""
+    else:
+        acct[col] = value
+
+
+def accounts(state: dict, words: list[str]) -> int:
+    accts, jobs = state.setdefault("accounts", {}), state.setdefault("jobs", {})
+    if words[:2] == ["show", "account"]:
+        name = words[3].split("=", 1)[1]
+        if name in accts:
+            print(f"{name}|{accts[name]['Descr']}|{accts[name]['Org']}")
+        return 0
+    if words[:2] == ["show", "association"]:
+        name = words[3].split("=", 1)[1]
+        assert words[4] == "format=Cluster,Account,User," + ",".join(ASSOC_COLUMNS), words[4]
+        if name in accts:
+            print("|".join(["lab", name, ""] + [accts[name][c] for c in ASSOC_COLUMNS]))
+            for user in accts[name].get("users", []):
+                print("|".join(["lab", name, user, name, "1", "", accts[name]["QOS"], "", "", "", ""]))
+        return 0
+    if words[:2] == ["add", "account"]:
+        name = words[2]
+        new = {
+            "Descr": name,
+            "Org": name,
+            "ParentName": "root",
+            "Share": "1",
+            "DefaultQOS": "",
+            "QOS": "normal",
+            "GrpTRES": "",
+            "MaxTRES": "",
+            "MaxWall": "",
+            "MaxJobs": "",
+        }
+        for kv in words[3:]:
+            set_account(new, *kv.split("=", 1))
+        if new["ParentName"] != "root" and new["ParentName"] not in accts:
+            print(" Nothing added. Make sure the accounts you are adding to exist.")
+            return 1
+        accts[name] = new
+        return 0
+    name = words[3].split("=", 1)[1]
+    if words[:2] == ["modify", "account"]:
+        before = dict(accts[name])
+        for kv in words[words.index("set") + 1 :]:
+            set_account(accts[name], *kv.split("=", 1))
+        if accts[name] == before:
+            print(" Nothing modified")
+            return 1
+        return 0
+    if words[:2] == ["delete", "account"]:
+        if jobs.get(name):
+            print(" Error with request: Job(s) active, cancel job(s) before remove")
+            for job in jobs[name]:
+                print(f"  JobId = {job}")
+            return 1
+        accts.pop(name)
+        return 0
+    return 2
+
+
 def main(argv: list[str]) -> int:
     state_file, log_file = os.environ["FAKE_SACCTMGR_STATE"], os.environ["FAKE_SACCTMGR_LOG"]
     with open(log_file, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(argv) + "\n")
-    qos = {}
+    state: dict = {}
     if os.path.exists(state_file):
         with open(state_file, encoding="utf-8") as fh:
-            qos = json.load(fh)
+            state = json.load(fh)
+    qos = state.setdefault("qos", {})
+    if argv[:1] == ["--as-scancel"]:
+        state.get("jobs", {}).pop(argv[1].split("=", 1)[1], None)
+        with open(state_file, "w", encoding="utf-8") as fh:
+            json.dump(state, fh)
+        return 0
     words = [a for a in argv if a not in ("--immediate", "-i", "--noheader", "-n", "--parsable2", "-P")]
+    if len(words) > 1 and words[1] in ("account", "association"):
+        rc = accounts(state, words)
+        if words[0] != "show":
+            with open(state_file, "w", encoding="utf-8") as fh:
+                json.dump(state, fh)
+        return rc
     if words[:2] == ["show", "qos"]:
         fields = words[2].split("=", 1)[1].split(",")
         assert fields == COLUMNS, fields
@@ -131,7 +229,7 @@ def main(argv: list[str]) -> int:
         print(f"fake sacctmgr: not modelled: {argv}", file=sys.stderr)
         return 2
     with open(state_file, "w", encoding="utf-8") as fh:
-        json.dump(qos, fh)
+        json.dump(state, fh)
     return 0
 
 

@@ -1,0 +1,217 @@
+#!/usr/bin/python
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: slurm_account
+short_description: Manage a Slurm account and its association in the accounting database
+version_added: 0.3.0
+description:
+  - Reads the account (C(sacctmgr --noheader --parsable2 show account)) and its association
+    (C(show association)) and makes the one write that brings the fields given to what is asked
+    (C(sacctmgr --immediate add/modify/delete account)), with C(LC_ALL=C). A second identical run
+    makes no write.
+  - Only the options given are managed. Names are compared lower-cased, as sacctmgr stores them;
+    times as seconds; TRES as counts, memory in MiB.
+  - Slurm refuses to delete an account while jobs run or wait under it; the module then fails
+    naming those jobs, unless O(cancel_jobs) is set. Deleting an account also deletes the user
+    associations under it (listed in RV(users)).
+  - Runs where C(sacctmgr) reaches slurmdbd, for example on the controller.
+author:
+  - oci_gpu.cluster contributors (@oci-gpu)
+options:
+  name:
+    description: The account name (stored lower-cased).
+    type: str
+    required: true
+  state:
+    description: V(present) creates or updates it; V(absent) deletes it.
+    type: str
+    choices: [present, absent]
+    default: present
+  cluster:
+    description: The cluster whose association is managed; empty lets sacctmgr choose (every cluster for an add).
+    type: str
+    default: ""
+  parent:
+    description: The parent account (Slurm's default for a new account is V(root)).
+    type: str
+  description:
+    description: The account's description.
+    type: str
+  organization:
+    description: The account's organization.
+    type: str
+  fairshare:
+    description: Fairshare shares, a whole number, or V(parent) to use the parent's.
+    type: raw
+  default_qos:
+    description: The default QOS of jobs under the account; must be in O(qos) when both are given.
+    type: str
+  qos:
+    description: The QOS the account may use, the whole list.
+    type: list
+    elements: str
+  grp_tres:
+    description:
+      - 'Limits for all jobs under the account together, as C(name=count) or a mapping (C({gres/gpu: 8})). The whole
+        set is managed - a TRES left out loses its limit; V({}) clears all.'
+    type: raw
+  max_tres_per_job:
+    description: C(MaxTRES) per job, as for O(grp_tres).
+    type: raw
+  max_wall:
+    description: C(MaxWall) per job, a Slurm time; V(-1) removes the limit.
+    type: str
+  max_jobs:
+    description: C(MaxJobs) running at once per user under the account; V(-1) removes the limit.
+    type: int
+  cancel_jobs:
+    description: With O(state=absent), cancel the account's running and pending jobs first instead of failing.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+attributes:
+  check_mode:
+    support: full
+    details: Reads the account and reports the write it would make; writes and cancels nothing.
+  diff_mode:
+    support: full
+    details: The managed fields before and after.
+  idempotent:
+    description: A second run with the same options reads the account and makes no sacctmgr write.
+    support: full
+  platform:
+    support: full
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: A research group's account with 8 GPUs between its jobs
+  oci_gpu.cluster.slurm_account:
+    name: physics
+    description: Physics department
+    organization: university
+    fairshare: 100
+    qos: [normal, gpu-short]
+    default_qos: normal
+    grp_tres: {gres/gpu: 8}
+  run_once: true
+  delegate_to: "{{ groups['slurm_controller'][0] }}"
+"""
+
+RETURN = r"""
+name:
+  description: The account name as sacctmgr stores it.
+  returned: always
+  type: str
+changes:
+  description: The fields the run changed (or would change in check mode); C(state) when it was created or deleted.
+  returned: always
+  type: list
+  elements: str
+commands:
+  description: The sacctmgr (and scancel) calls that wrote, or in check mode would write.
+  returned: always
+  type: list
+  elements: list
+users:
+  description: The users with an association under the account when the run began.
+  returned: always
+  type: list
+  elements: str
+"""
+
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+    ACCOUNT_FIELDS,
+    ENV,
+    SacctmgrError,
+    account_problems,
+    account_show_argv,
+    job_ids,
+    outcome,
+    parse_account,
+    plan_account,
+    report,
+    runner,
+)
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={
+            "name": {"type": "str", "required": True},
+            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            "cluster": {"type": "str", "default": ""},
+            "parent": {"type": "str"},
+            "description": {"type": "str"},
+            "organization": {"type": "str"},
+            "fairshare": {"type": "raw"},
+            "default_qos": {"type": "str"},
+            "qos": {"type": "list", "elements": "str"},
+            "grp_tres": {"type": "raw"},
+            "max_tres_per_job": {"type": "raw"},
+            "max_wall": {"type": "str"},
+            "max_jobs": {"type": "int"},
+            "cancel_jobs": {"type": "bool", "default": False},
+        },
+        supports_check_mode=True,
+    )
+    p = module.params
+    wanted = {opt: p[opt] for opt in ACCOUNT_FIELDS}
+    name = str(p["name"])
+    key = name.lower()
+    result = {"changed": False, "name": key, "changes": [], "commands": [], "users": []}
+    problems = account_problems(name, wanted if p["state"] == "present" else {})
+    if problems:
+        module.fail_json(msg="; ".join(problems), **result)
+    run = runner(module)
+    texts = []
+    for argv in account_show_argv(name):
+        rc, out, err = run(argv)
+        if rc != 0:
+            module.fail_json(msg=f"sacctmgr {' '.join(argv[4:6])} failed: {(err or out).strip()[:300]}", **result)
+        texts.append(out)
+    try:
+        have = parse_account(texts[0], texts[1], p["cluster"])
+    except SacctmgrError as exc:
+        module.fail_json(msg=str(exc), **result)
+    result["users"] = (have or {}).get("users", [])
+    plan = plan_account(name, p["state"], wanted, have, p["cluster"])
+    report(module, plan, result)
+    rc, out, err = run(plan["argv"])
+    kind, meaning = outcome(rc, out, err)
+    if kind == "jobs" and p["cancel_jobs"]:
+        scancel = module.get_bin_path("scancel", required=True)
+        result["commands"].insert(0, ["scancel", f"--account={key}"])
+        rc2, _out, err2 = module.run_command([scancel, f"--account={key}"], environ_update=ENV)
+        if rc2 != 0:
+            module.fail_json(msg=f"account {key}: scancel --account={key} failed: {err2.strip()[:300]}", **result)
+        for _try in range(30):  # cancelled jobs leave the queue within seconds
+            time.sleep(2)
+            rc, out, err = run(plan["argv"])
+            kind, meaning = outcome(rc, out, err)
+            if kind != "jobs":
+                break
+    if kind == "jobs":
+        jobs = job_ids(f"{out}\n{err}")
+        module.fail_json(
+            msg=f"account {key}: not deleted, job(s) {', '.join(jobs) or '(ids not shown)'} run or wait under it; "
+            "end them, or set cancel_jobs: true",
+            jobs=jobs,
+            **result,
+        )
+    if kind != "ok":
+        module.fail_json(msg=f"account {key}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
+    module.exit_json(**result)
+
+
+if __name__ == "__main__":
+    main()
