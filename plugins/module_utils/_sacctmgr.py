@@ -15,6 +15,7 @@ with memory in MiB (``mem=1G`` == ``mem=1024``).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -472,3 +473,235 @@ def report(module: Any, plan: Mapping[str, Any], result: dict[str, Any]) -> None
     result["commands"] = [plan["argv"]]
     if module.check_mode:
         module.exit_json(**result)
+
+
+# ------------------------------------------------------------------------------------------ users
+
+# The user's own fields, then those of each of its associations (one per account).
+USER_FIELDS: dict[str, tuple[str, str, str]] = {
+    "default_account": ("DefaultAccount", "DefaultAccount", "name"),
+    "admin_level": ("AdminLevel", "AdminLevel", "admin"),
+}
+USER_ASSOC_FIELDS: dict[str, tuple[str, str, str]] = {
+    "qos": ("QOS", "QOS", "names"),
+    "default_qos": ("DefaultQOS", "DefaultQOS", "name"),
+    "grp_tres": ("GrpTRES", "GrpTRES", "tres"),
+    "max_tres_per_job": ("MaxTRES", "MaxTRES", "tres"),
+    "max_wall": ("MaxWall", "MaxWall", "time"),
+    "max_jobs": ("MaxJobs", "MaxJobs", "int"),
+}
+ADMIN_LEVELS = ("none", "operator", "administrator")
+_USER = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}\$?$")
+
+
+def _norm_user(kind: str, value: Any) -> Any:
+    if kind == "admin":
+        text = str(value or "none").strip().lower()
+        if text not in ADMIN_LEVELS:
+            raise ValueError(f"{value!r} is not one of None, Operator, Administrator")
+        return text
+    return _norm_account(kind, value)
+
+
+def user_show_argv(name: str) -> list[list[str]]:
+    """The two reads for user ``name``: the user, then its associations."""
+    own = ["sacctmgr", "--noheader", "--parsable2", "show", "user", "where", f"name={name}"]
+    own.append("format=User,DefaultAccount,AdminLevel")
+    cols = ["Cluster", "Account", "User"] + [c for c, _k, _t in USER_ASSOC_FIELDS.values()]
+    assoc = ["sacctmgr", "--noheader", "--parsable2", "show", "association", "where", f"user={name}"]
+    return [own, [*assoc, "format=" + ",".join(cols)]]
+
+
+def parse_user(own_text: str, assoc_text: str, cluster: str = "") -> dict[str, Any] | None:
+    """The user's fields and ``accounts`` ({account: association fields}); None when it does not exist."""
+    own = [line.split("|") for line in own_text.splitlines() if line.strip()]
+    if not own:
+        return None
+    if len(own[0]) < 3:
+        raise SacctmgrError(f"unexpected sacctmgr show user line: {own_text.strip()!r}")
+    out: dict[str, Any] = {
+        "default_account": _norm_user("name", own[0][1]),
+        "admin_level": _norm_user("admin", own[0][2]),
+        "accounts": {},
+    }
+    opts = list(USER_ASSOC_FIELDS)
+    for line in assoc_text.splitlines():
+        if not line.strip():
+            continue
+        cells = line.split("|")
+        if len(cells) < 3 + len(opts):
+            raise SacctmgrError(f"unexpected sacctmgr show association line: {line!r}")
+        if cluster and cells[0] != cluster:
+            continue
+        out["accounts"].setdefault(
+            cells[1].lower(),
+            {o: _norm_account(USER_ASSOC_FIELDS[o][2], cells[3 + i]) for i, o in enumerate(opts)},
+        )
+    return out
+
+
+def user_problems(name: Any, wanted: Mapping[str, Any], accounts: Any, remove: Any) -> list[str]:
+    """Refusals for a user before any call."""
+    problems = []
+    if not _USER.match(str(name or "")):
+        problems.append(f"user name {name!r}: use the login name (letters, digits, '_', '.', '-')")
+    label = f"user {name}"
+    fields = {**USER_FIELDS, **USER_ASSOC_FIELDS}
+    norms = dict(_checked(label, fields, wanted, _norm_user, problems))
+    for acct in list(accounts or []) + list(remove or []):
+        problems.extend(p for p in [check_name("account", acct)] if p)
+    wanted_accounts = [str(a).lower() for a in accounts or []]
+    both = sorted(set(wanted_accounts) & {str(a).lower() for a in remove or []})
+    if both:
+        problems.append(f"{label}: {', '.join(both)} both in accounts and remove_accounts")
+    default = norms.get("default_account")
+    if default and accounts is not None and default not in wanted_accounts:
+        problems.append(f"{label}: default_account {default!r} is not in its accounts {wanted_accounts}")
+    if default and default in {str(a).lower() for a in remove or []}:
+        problems.append(f"{label}: default_account {default!r} is in remove_accounts")
+    qos, default_qos = norms.get("qos"), norms.get("default_qos")
+    if qos is not None and default_qos and default_qos not in qos:
+        problems.append(f"{label}: default_qos {default_qos!r} is not in its qos list {qos}")
+    return problems
+
+
+def _user_sets(have: Mapping[str, Any], wanted: Mapping[str, Any], opts: list[str]) -> list[str]:
+    return [
+        f"{USER_ASSOC_FIELDS[o][1]}={_account_value(USER_ASSOC_FIELDS[o][2], have.get(o), wanted[o])}" for o in opts
+    ]
+
+
+def plan_user(
+    name: str,
+    state: str,
+    wanted: Mapping[str, Any],
+    accounts: list[str] | None,
+    remove: list[str] | None,
+    have: Mapping[str, Any] | None,
+    cluster: str = "",
+) -> dict[str, Any]:
+    """The sacctmgr writes (``argvs``, in order) that make user ``name`` as wanted: associations added,
+    the user's fields, the associations' fields, associations removed (only those in ``remove``)."""
+    where_cluster = [f"cluster={cluster}"] if cluster else []
+    if state == "absent":
+        if have is None:
+            return {"argvs": [], "before": {}, "after": {}, "changes": []}
+        argv = ["sacctmgr", "--immediate", "delete", "user", "where", f"name={name}", *where_cluster]
+        return {"argvs": [argv], "before": dict(have), "after": {}, "changes": ["state"]}
+    own = {o: _norm_user(USER_FIELDS[o][2], v) for o, v in wanted.items() if o in USER_FIELDS and v is not None}
+    assoc = {
+        o: _norm_user(USER_ASSOC_FIELDS[o][2], v) for o, v in wanted.items() if o in USER_ASSOC_FIELDS and v is not None
+    }
+    have_accounts = dict((have or {}).get("accounts") or {})
+    wanted_accounts = [a.lower() for a in accounts or []]
+    adding = [a for a in wanted_accounts if a not in have_accounts]
+    removing = sorted(a.lower() for a in remove or [] if a.lower() in have_accounts)
+    argvs: list[list[str]] = []
+    changes: list[str] = []
+    if adding:
+        sets = [f"Account={','.join(adding)}"]
+        if have is None:
+            default = own.get("default_account") or adding[0]
+            sets.append(f"DefaultAccount={default}")
+            sets += [f"AdminLevel={own['admin_level']}"] if own.get("admin_level") not in (None, "none") else []
+            sets += _user_sets({}, assoc, [o for o in sorted(assoc) if assoc[o] not in (None, [], {})])
+        argvs.append(
+            ["sacctmgr", "--immediate", "add", "user", name, *sets, *([f"Cluster={cluster}"] if cluster else [])]
+        )
+        changes += ["state"] if have is None else [f"account {a}" for a in adding]
+    if have is not None:
+        own_changes = sorted(o for o, v in own.items() if have.get(o) != v)
+        if own_changes:
+            sets = [f"{USER_FIELDS[o][1]}={own[o]}" for o in own_changes]
+            argvs.append(["sacctmgr", "--immediate", "modify", "user", "where", f"name={name}", "set", *sets])
+            changes += own_changes
+        # the associations this run keeps (the wanted ones, else every one it has)
+        kept = [a for a in (wanted_accounts or sorted(have_accounts)) if a in have_accounts and a not in removing]
+        for acct in kept:
+            diff = sorted(o for o, v in assoc.items() if have_accounts[acct].get(o) != v)
+            if diff:
+                sets = _user_sets(have_accounts[acct], assoc, diff)
+                where = ["where", f"name={name}", f"account={acct}", *where_cluster]
+                argvs.append(["sacctmgr", "--immediate", "modify", "user", *where, "set", *sets])
+                changes += [f"{acct}: {o}" for o in diff]
+        if adding and assoc:
+            # the associations just added take the managed fields too
+            sets = _user_sets({}, assoc, sorted(assoc))
+            for acct in adding:
+                where = ["where", f"name={name}", f"account={acct}", *where_cluster]
+                argvs.append(["sacctmgr", "--immediate", "modify", "user", *where, "set", *sets])
+        for acct in removing:
+            argvs.append(
+                [
+                    "sacctmgr",
+                    "--immediate",
+                    "delete",
+                    "user",
+                    "where",
+                    f"name={name}",
+                    f"account={acct}",
+                    *where_cluster,
+                ]
+            )
+            changes.append(f"account {acct} removed")
+    before = {} if have is None else {**{o: have.get(o) for o in own}, "accounts": sorted(have_accounts)}
+    after_accounts = sorted((set(have_accounts) | set(adding)) - set(removing))
+    return {"argvs": argvs, "before": before, "after": {**own, "accounts": after_accounts}, "changes": changes}
+
+
+def write(module: Any, run: Any, argv: list[str], label: str, result: dict[str, Any], cancel: list[str] | None) -> None:
+    """Make one sacctmgr write, or fail the module naming ``label``. A removal Slurm refuses for
+    active jobs fails naming them, unless ``cancel`` (a scancel argv) is given: then those jobs are
+    cancelled and the write retried while they leave the queue (up to a minute)."""
+    rc, out, err = run(argv)
+    kind, meaning = outcome(rc, out, err)
+    if kind == "jobs" and cancel:
+        scancel = module.get_bin_path("scancel", required=True)
+        result["commands"].append(cancel)
+        rc2, _out, err2 = module.run_command([scancel, *cancel[1:]], environ_update=ENV)
+        if rc2 != 0:
+            module.fail_json(msg=f"{label}: {' '.join(cancel)} failed: {err2.strip()[:300]}", **result)
+        for _try in range(30):
+            time.sleep(2)
+            rc, out, err = run(argv)
+            kind, meaning = outcome(rc, out, err)
+            if kind != "jobs":
+                break
+    if kind == "jobs":
+        jobs = job_ids(f"{out}\n{err}")
+        module.fail_json(
+            msg=f"{label}: not removed, job(s) {', '.join(jobs) or '(ids not shown)'} run or wait under it; "
+            "end them, or set cancel_jobs: true",
+            jobs=jobs,
+            **result,
+        )
+    if kind != "ok":
+        module.fail_json(msg=f"{label}: sacctmgr {' '.join(argv[2:])}: {meaning}", **result)
+
+
+def read(module: Any, run: Any, argvs: list[list[str]], result: dict[str, Any]) -> list[str]:
+    """The output of each read, or fail the module naming the read."""
+    texts = []
+    for argv in argvs:
+        rc, out, err = run(argv)
+        if rc != 0:
+            module.fail_json(msg=f"sacctmgr {' '.join(argv[3:5])} failed: {(err or out).strip()[:300]}", **result)
+        texts.append(out)
+    return texts
+
+
+# The modules' shared options (their documentation says each).
+BASE_ARGS: dict[str, dict[str, Any]] = {
+    "name": {"type": "str", "required": True},
+    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+}
+ASSOC_ARGS: dict[str, dict[str, Any]] = {
+    "cluster": {"type": "str", "default": ""},
+    "qos": {"type": "list", "elements": "str"},
+    "default_qos": {"type": "str"},
+    "grp_tres": {"type": "raw"},
+    "max_tres_per_job": {"type": "raw"},
+    "max_wall": {"type": "str"},
+    "max_jobs": {"type": "int"},
+    "cancel_jobs": {"type": "bool", "default": False},
+}

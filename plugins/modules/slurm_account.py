@@ -125,42 +125,33 @@ users:
   elements: str
 """
 
-import time
-
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
     ACCOUNT_FIELDS,
-    ENV,
+    ASSOC_ARGS,
+    BASE_ARGS,
     SacctmgrError,
     account_problems,
     account_show_argv,
-    job_ids,
-    outcome,
     parse_account,
     plan_account,
+    read,
     report,
     runner,
+    write,
 )
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "name": {"type": "str", "required": True},
-            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
-            "cluster": {"type": "str", "default": ""},
+            **BASE_ARGS,
+            **ASSOC_ARGS,
             "parent": {"type": "str"},
             "description": {"type": "str"},
             "organization": {"type": "str"},
             "fairshare": {"type": "raw"},
-            "default_qos": {"type": "str"},
-            "qos": {"type": "list", "elements": "str"},
-            "grp_tres": {"type": "raw"},
-            "max_tres_per_job": {"type": "raw"},
-            "max_wall": {"type": "str"},
-            "max_jobs": {"type": "int"},
-            "cancel_jobs": {"type": "bool", "default": False},
         },
         supports_check_mode=True,
     )
@@ -173,12 +164,7 @@ def main() -> None:
     if problems:
         module.fail_json(msg="; ".join(problems), **result)
     run = runner(module)
-    texts = []
-    for argv in account_show_argv(name):
-        rc, out, err = run(argv)
-        if rc != 0:
-            module.fail_json(msg=f"sacctmgr {' '.join(argv[4:6])} failed: {(err or out).strip()[:300]}", **result)
-        texts.append(out)
+    texts = read(module, run, account_show_argv(name), result)
     try:
         have = parse_account(texts[0], texts[1], p["cluster"])
     except SacctmgrError as exc:
@@ -186,30 +172,8 @@ def main() -> None:
     result["users"] = (have or {}).get("users", [])
     plan = plan_account(name, p["state"], wanted, have, p["cluster"])
     report(module, plan, result)
-    rc, out, err = run(plan["argv"])
-    kind, meaning = outcome(rc, out, err)
-    if kind == "jobs" and p["cancel_jobs"]:
-        scancel = module.get_bin_path("scancel", required=True)
-        result["commands"].insert(0, ["scancel", f"--account={key}"])
-        rc2, _out, err2 = module.run_command([scancel, f"--account={key}"], environ_update=ENV)
-        if rc2 != 0:
-            module.fail_json(msg=f"account {key}: scancel --account={key} failed: {err2.strip()[:300]}", **result)
-        for _try in range(30):  # cancelled jobs leave the queue within seconds
-            time.sleep(2)
-            rc, out, err = run(plan["argv"])
-            kind, meaning = outcome(rc, out, err)
-            if kind != "jobs":
-                break
-    if kind == "jobs":
-        jobs = job_ids(f"{out}\n{err}")
-        module.fail_json(
-            msg=f"account {key}: not deleted, job(s) {', '.join(jobs) or '(ids not shown)'} run or wait under it; "
-            "end them, or set cancel_jobs: true",
-            jobs=jobs,
-            **result,
-        )
-    if kind != "ok":
-        module.fail_json(msg=f"account {key}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
+    cancel = ["scancel", f"--account={key}"] if p["cancel_jobs"] and p["state"] == "absent" else None
+    write(module, run, plan["argv"], f"account {key}", result, cancel)
     module.exit_json(**result)
 
 

@@ -118,23 +118,24 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+    BASE_ARGS,
     QOS_FIELDS,
     SacctmgrError,
-    outcome,
     parse_qos,
     plan_qos,
     qos_problems,
     qos_show_argv,
+    read,
     report,
     runner,
+    write,
 )
 
 
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
-            "name": {"type": "str", "required": True},
-            "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+            **BASE_ARGS,
             "description": {"type": "str"},
             "priority": {"type": "int"},
             "preempt": {"type": "list", "elements": "str"},
@@ -157,18 +158,13 @@ def main() -> None:
     if problems:
         module.fail_json(msg="; ".join(problems), **result)
     run = runner(module)
-    rc, out, err = run(qos_show_argv())
-    if rc != 0:
-        module.fail_json(msg=f"sacctmgr show qos failed: {(err or out).strip()[:300]}", **result)
+    (out,) = read(module, run, [qos_show_argv()], result)
     try:
         plan = plan_qos(name, p["state"], wanted, parse_qos(out))
     except SacctmgrError as exc:
         module.fail_json(msg=str(exc), **result)
     report(module, plan, result)
-    rc, out, err = run(plan["argv"])
-    kind, meaning = outcome(rc, out, err)
-    if kind != "ok":
-        module.fail_json(msg=f"qos {name.lower()}: sacctmgr {' '.join(plan['argv'][2:])}: {meaning}", **result)
+    write(module, run, plan["argv"], f"qos {name.lower()}", result, None)
     module.exit_json(**result)
 
 

@@ -123,9 +123,9 @@ def test_module_refuses_a_removal_with_active_jobs_unless_told_to_cancel(sacctmg
     refused = adhoc.run_module("slurm_account", {"name": "physics", "state": "absent"})
     assert refused.get("failed") is True and refused["jobs"] == ["9", "12"]
     assert refused["msg"] == (
-        "account physics: not deleted, job(s) 9, 12 run or wait under it; end them, or set cancel_jobs: true"
+        "account physics: not removed, job(s) 9, 12 run or wait under it; end them, or set cancel_jobs: true"
     )
     assert "physics" in sacctmgr.state()["accounts"]
     done = adhoc.run_module("slurm_account", {"name": "physics", "state": "absent", "cancel_jobs": True})
-    assert done["changed"] is True and done["commands"][0] == ["scancel", "--account=physics"]
+    assert done["changed"] is True and done["commands"][-1] == ["scancel", "--account=physics"]
     assert sacctmgr.state()["accounts"] == {}

@@ -177,6 +177,82 @@ def accounts(state: dict, words: list[str]) -> int:
     return 2
 
 
+USER_ASSOC = ["QOS", "DefaultQOS", "GrpTRES", "MaxTRES", "MaxWall", "MaxJobs"]
+
+
+def users(state: dict, words: list[str]) -> int:
+    """Users: {name: {DefaultAccount, AdminLevel, assocs: {account: {USER_ASSOC...}}}}; jobs by "user/account"."""
+    table, jobs = state.setdefault("users", {}), state.setdefault("jobs", {})
+    where = dict(w.split("=", 1) for w in words[3 : words.index("set") if "set" in words else len(words)] if "=" in w)
+    if words[:2] == ["show", "user"]:
+        user = table.get(where["name"])
+        if user:
+            print(f"{where['name']}|{user['DefaultAccount']}|{user['AdminLevel']}")
+        return 0
+    if words[:2] == ["show", "association"]:
+        assert words[-1] == "format=Cluster,Account,User," + ",".join(USER_ASSOC), words[-1]
+        for acct, row in sorted(table.get(where["user"], {}).get("assocs", {}).items()):
+            print("|".join(["lab", acct, where["user"]] + [row[c] for c in USER_ASSOC]))
+        return 0
+    if words[:2] == ["add", "user"]:
+        name, sets = words[2], dict(w.split("=", 1) for w in words[3:])
+        missing = [a for a in sets["Account"].split(",") if a not in state.get("accounts", {})]
+        if missing:
+            print(" Nothing added. Make sure the accounts you are adding to exist.")
+            return 1
+        user = table.setdefault(
+            name, {"DefaultAccount": sets.get("DefaultAccount", ""), "AdminLevel": "None", "assocs": {}}
+        )
+        user["AdminLevel"] = {"operator": "Operator", "administrator": "Administrator"}.get(
+            sets.get("AdminLevel", "").lower(), user["AdminLevel"]
+        )
+        for acct in sets["Account"].split(","):
+            row = {"QOS": "normal", "DefaultQOS": "", "GrpTRES": "", "MaxTRES": "", "MaxWall": "", "MaxJobs": ""}
+            for key in ("QOS", "DefaultQOS", "GrpTRES", "MaxTRES", "MaxWall", "MaxJobs"):
+                if key in sets:
+                    set_account(row, key, sets[key])
+            user["assocs"][acct] = row
+        return 0
+    name = where["name"]
+    if words[:2] == ["modify", "user"]:
+        user = table[name]
+        before = json.dumps(user, sort_keys=True)
+        for kv in words[words.index("set") + 1 :]:
+            key, value = kv.split("=", 1)
+            if key in ("DefaultAccount", "AdminLevel"):
+                user[key] = (
+                    {"operator": "Operator", "administrator": "Administrator", "none": "None"}.get(value.lower(), value)
+                    if key == "AdminLevel"
+                    else value
+                )
+            else:
+                for acct, row in user["assocs"].items():
+                    if where.get("account", acct) == acct:
+                        set_account(row, key, value)
+        if json.dumps(user, sort_keys=True) == before:
+            print(" Nothing modified")
+            return 1
+        return 0
+    if words[:2] == ["delete", "user"]:
+        active = [
+            j
+            for key, ids in jobs.items()
+            for j in ids
+            if key.split("/")[0] == name and where.get("account", key.split("/")[1]) == key.split("/")[1]
+        ]
+        if active:
+            print(" Error with request: Job(s) active, cancel job(s) before remove")
+            for job in active:
+                print(f"  JobId = {job}")
+            return 1
+        if "account" in where:
+            table[name]["assocs"].pop(where["account"])
+        else:
+            table.pop(name)
+        return 0
+    return 2
+
+
 def main(argv: list[str]) -> int:
     state_file, log_file = os.environ["FAKE_SACCTMGR_STATE"], os.environ["FAKE_SACCTMGR_LOG"]
     with open(log_file, "a", encoding="utf-8") as fh:
@@ -187,13 +263,24 @@ def main(argv: list[str]) -> int:
             state = json.load(fh)
     qos = state.setdefault("qos", {})
     if argv[:1] == ["--as-scancel"]:
-        state.get("jobs", {}).pop(argv[1].split("=", 1)[1], None)
+        opts = dict(a[2:].split("=", 1) for a in argv[1:])
+        if "user" in opts:  # jobs are kept as "user/account"
+            for key in [k for k in state.get("jobs", {}) if "/" in k]:
+                user, acct = key.split("/")
+                if user == opts["user"] and opts.get("account", acct) == acct:
+                    state["jobs"].pop(key)
+        else:
+            state.get("jobs", {}).pop(opts["account"], None)
         with open(state_file, "w", encoding="utf-8") as fh:
             json.dump(state, fh)
         return 0
     words = [a for a in argv if a not in ("--immediate", "-i", "--noheader", "-n", "--parsable2", "-P")]
-    if len(words) > 1 and words[1] in ("account", "association"):
-        rc = accounts(state, words)
+    is_user = len(words) > 1 and (
+        words[1] == "user"
+        or (words[1] == "association" and "where" in words and words[words.index("where") + 1].startswith("user="))
+    )
+    if is_user or (len(words) > 1 and words[1] in ("account", "association")):
+        rc = users(state, words) if is_user else accounts(state, words)
         if words[0] != "show":
             with open(state_file, "w", encoding="utf-8") as fh:
                 json.dump(state, fh)

@@ -1,0 +1,111 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""slurm_user and its helpers (_sacctmgr): the user's fields and one association per account, the writes
+in order, associations kept unless listed for removal, removals refused while jobs are active; the module
+run by ansible-core against the sacctmgr stand-in."""
+
+from __future__ import annotations
+
+import adhoc
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr as S
+
+# The two reads for user alice, as 24.11 prints them (--noheader --parsable2).
+OWN = "alice|physics|None\n"
+ASSOC = """\
+lab|chem|alice|normal||||||
+lab|physics|alice|normal,gpu-short|normal|gres/gpu=2||1-00:00:00|
+"""
+
+
+def test_the_two_reads_parse_into_the_user_and_its_associations() -> None:
+    have = S.parse_user(OWN, ASSOC)
+    assert have == {
+        "default_account": "physics",
+        "admin_level": "none",
+        "accounts": {
+            "chem": {
+                "qos": ["normal"],
+                "default_qos": None,
+                "grp_tres": {},
+                "max_tres_per_job": {},
+                "max_wall": None,
+                "max_jobs": None,
+            },
+            "physics": {
+                "qos": ["gpu-short", "normal"],
+                "default_qos": "normal",
+                "grp_tres": {"gres/gpu": 2},
+                "max_tres_per_job": {},
+                "max_wall": 86400,
+                "max_jobs": None,
+            },
+        },
+    }
+    assert S.parse_user("", "") is None
+
+
+def test_plan_adds_changes_and_removes_in_order_and_keeps_what_is_not_listed() -> None:
+    have = S.parse_user(OWN, ASSOC)
+    assert S.plan_user("alice", "present", {"grp_tres": "gres/gpu=2"}, ["physics"], [], have)["argvs"] == []
+    plan = S.plan_user(
+        "alice", "present", {"default_account": "bio", "max_jobs": 4}, ["physics", "bio"], ["chem"], have
+    )
+    assert plan["argvs"] == [
+        ["sacctmgr", "--immediate", "add", "user", "alice", "Account=bio"],
+        ["sacctmgr", "--immediate", "modify", "user", "where", "name=alice", "set", "DefaultAccount=bio"],
+        ["sacctmgr", "--immediate", "modify", "user", "where", "name=alice", "account=physics", "set", "MaxJobs=4"],
+        ["sacctmgr", "--immediate", "modify", "user", "where", "name=alice", "account=bio", "set", "MaxJobs=4"],
+        ["sacctmgr", "--immediate", "delete", "user", "where", "name=alice", "account=chem"],
+    ]
+    assert plan["before"]["accounts"] == ["chem", "physics"] and plan["after"]["accounts"] == ["bio", "physics"]
+    new = S.plan_user("bob", "present", {"grp_tres": {"gres/gpu": 1}, "admin_level": "Operator"}, ["physics"], [], None)
+    assert new["argvs"] == [
+        [
+            "sacctmgr",
+            "--immediate",
+            "add",
+            "user",
+            "bob",
+            "Account=physics",
+            "DefaultAccount=physics",
+            "AdminLevel=operator",
+            "GrpTRES=gres/gpu=1",
+        ],
+    ]
+
+
+def test_refusals_before_any_call() -> None:
+    assert S.user_problems("alice", {"default_account": "bio"}, ["physics"], ["physics"]) == [
+        "user alice: physics both in accounts and remove_accounts",
+        "user alice: default_account 'bio' is not in its accounts ['physics']",
+    ]
+    assert S.user_problems("al ice", {"admin_level": "root"}, ["physics"], []) == [
+        "user name 'al ice': use the login name (letters, digits, '_', '.', '-')",
+        "user al ice: admin_level: 'root' is not one of None, Operator, Administrator",
+    ]
+
+
+def test_module_creates_then_changes_nothing_and_removes_only_on_request(sacctmgr) -> None:
+    for acct in ("physics", "chem"):
+        assert adhoc.run_module("slurm_account", {"name": acct})["changed"] is True
+    args = {"name": "alice", "accounts": ["physics", "chem"], "default_account": "physics", "grp_tres": {"gres/gpu": 2}}
+    first = adhoc.run_module("slurm_user", args)
+    assert first["changed"] is True and first["changes"] == ["state"], first
+    user = sacctmgr.state()["users"]["alice"]
+    assert user["DefaultAccount"] == "physics" and sorted(user["assocs"]) == ["chem", "physics"]
+    assert user["assocs"]["chem"]["GrpTRES"] == "gres/gpu=2"
+    writes = len(sacctmgr.writes())
+    again = adhoc.run_module("slurm_user", args)
+    assert again["changed"] is False and len(sacctmgr.writes()) == writes
+    # physics alone in the model: chem is kept
+    assert adhoc.run_module("slurm_user", dict(args, accounts=["physics"]))["changed"] is False
+    state = sacctmgr.state()
+    state["jobs"]["alice/chem"] = ["31"]
+    sacctmgr.set_state(state)
+    refused = adhoc.run_module("slurm_user", dict(args, accounts=["physics"], remove_accounts=["chem"]))
+    assert refused.get("failed") is True and refused["jobs"] == ["31"]
+    assert refused["msg"].startswith("user alice in account chem: not removed, job(s) 31 run or wait under it")
+    done = adhoc.run_module("slurm_user", dict(args, accounts=["physics"], remove_accounts=["chem"], cancel_jobs=True))
+    assert done["changed"] is True and ["scancel", "--user=alice", "--account=chem"] in done["commands"]
+    assert sorted(sacctmgr.state()["users"]["alice"]["assocs"]) == ["physics"]
