@@ -41,6 +41,8 @@ def sacctmgr(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Standin:
     (bindir / "sacctmgr").chmod(0o755)
     (bindir / "scancel").write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} --as-scancel "$@"\n')
     (bindir / "scancel").chmod(0o755)
+    (bindir / "scontrol").write_text(f'#!/bin/sh\nexec {sys.executable} {STANDIN} --as-scontrol "$@"\n')
+    (bindir / "scontrol").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}:{os.environ['PATH']}")
     monkeypatch.setenv("FAKE_SACCTMGR_STATE", str(tmp_path / "state.json"))
     monkeypatch.setenv("FAKE_SACCTMGR_LOG", str(tmp_path / "calls.log"))

@@ -253,6 +253,67 @@ def users(state: dict, words: list[str]) -> int:
     return 2
 
 
+def scontrol(state: dict, argv: list[str]) -> int:
+    """Reservations as 24.11's scontrol keeps and prints them (Flags gain SPEC_NODES when nodes are named)."""
+    resv = state.setdefault("reservations", {})
+    if argv[:2] == ["show", "reservation"]:
+        r = resv.get(argv[2])
+        if r is None:
+            print(f"Reservation {argv[2]} not found", file=sys.stderr)
+            return 1
+        print(
+            " ".join(
+                f"{k}={r[k]}"
+                for k in (
+                    "ReservationName",
+                    "StartTime",
+                    "Duration",
+                    "Nodes",
+                    "PartitionName",
+                    "Flags",
+                    "Users",
+                    "Accounts",
+                    "State",
+                )
+            )
+        )
+        return 0
+    sets = {}
+    for arg in argv[1:]:
+        key, _eq, value = arg.partition("=")
+        sets[key] = value
+    if argv[:2] == ["create", "reservation"]:
+        name = sets.pop("ReservationName")
+        flags = [f for f in sets.get("Flags", "").split(",") if f] + (["SPEC_NODES"] if sets.get("Nodes") else [])
+        resv[name] = {
+            "ReservationName": name,
+            "StartTime": "2026-12-03T12:00:00",
+            "Duration": sets["Duration"],
+            "Nodes": sets.get("Nodes", "(null)"),
+            "PartitionName": sets.get("PartitionName", "(null)"),
+            "Flags": ",".join(flags) or "(null)",
+            "Users": sets.get("Users", "(null)"),
+            "Accounts": sets.get("Accounts", "(null)"),
+            "State": "ACTIVE",
+        }
+        return 0
+    name = sets.pop("ReservationName")
+    if argv[0] == "delete":
+        resv.pop(name)
+        return 0
+    if argv[0] == "update":
+        r = resv[name]
+        for key, value in sets.items():
+            if key in ("Flags+", "Flags-"):
+                have = [f for f in r["Flags"].split(",") if f and f != "(null)"]
+                have = have + value.split(",") if key == "Flags+" else [f for f in have if f not in value.split(",")]
+                r["Flags"] = ",".join(have) or "(null)"
+            else:
+                r[key] = value
+        return 0
+    return 2
+
+
 def main(argv: list[str]) -> int:
     state_file, log_file = os.environ["FAKE_SACCTMGR_STATE"], os.environ["FAKE_SACCTMGR_LOG"]
     with open(log_file, "a", encoding="utf-8") as fh:
@@ -262,6 +323,11 @@ def main(argv: list[str]) -> int:
         with open(state_file, encoding="utf-8") as fh:
             state = json.load(fh)
     qos = state.setdefault("qos", {})
+    if argv[:1] == ["--as-scontrol"]:
+        rc = scontrol(state, argv[1:])
+        with open(state_file, "w", encoding="utf-8") as fh:
+            json.dump(state, fh)
+        return rc
     if argv[:1] == ["--as-scancel"]:
         opts = dict(a[2:].split("=", 1) for a in argv[1:])
         if "user" in opts:  # jobs are kept as "user/account"
