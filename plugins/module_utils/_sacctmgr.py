@@ -110,12 +110,16 @@ def tres_arg(current: Mapping[str, int], wanted: Mapping[str, int]) -> str:
     return ",".join(f"{n}={wanted[n]}" if n in wanted else f"{n}=-1" for n in names if current.get(n) != wanted.get(n))
 
 
-# sacctmgr's messages for exit 1, by what they mean. Not yet checked against both daemons in the
-# lab (the QOS module is tested against a stand-in): the missing-parent wording of 24.11 is from
-# the issue tracker, the 22.05 one from sacctmgr's source; a message not listed is an error.
+# sacctmgr's messages for exit 1, by what they mean; a message not listed is an error. Seen from
+# Slurm 24.11's sacctmgr by hand in the lab: "error: No parent account 'X' on cluster 'C'" (an
+# account added under a missing parent), "Nothing added." + "Make sure the accounts requested here
+# have been added" (a user added to a missing account), "Nothing new added." (an add of what
+# exists), "Job(s) active, cancel job(s) before remove" + "JobID = N ..." lines. The 22.05 wording
+# ("Parent account ... doesn't exist") is from its source and not yet seen in the lab.
 MESSAGES: tuple[tuple[str, str, str], ...] = (
-    (r"Nothing added\.\s+Make sure the accounts", "error", "the parent account does not exist"),
+    (r"No parent account '[^']*' on cluster", "error", "the parent account does not exist"),
     (r"[Pp]arent account .* doesn't exist", "error", "the parent account does not exist"),
+    (r"Nothing added\.\s+Make sure the accounts", "error", "an account it names does not exist"),
     (r"Job\(s\) active, cancel job\(s\) before remove", "jobs", "jobs are running or pending under it"),
     (r"Nothing (new )?(added|modified|deleted)", "noop", "nothing to change"),
     (r"Nothing to (add|modify|delete)", "noop", "nothing to change"),
@@ -135,7 +139,7 @@ def outcome(rc: int, out: str, err: str) -> tuple[str, str]:
 
 def job_ids(text: str) -> list[str]:
     """The job ids sacctmgr names when it refuses to remove an association with active jobs."""
-    return sorted(set(re.findall(r"JobId\s*=\s*(\d+)", text)), key=int)
+    return sorted(set(re.findall(r"JobID\s*=\s*(\d+)", text, flags=re.IGNORECASE)), key=int)
 
 
 # --------------------------------------------------------------------------------------- QOS
@@ -171,8 +175,8 @@ PREEMPT_MODES = ("cluster", "cancel", "requeue", "suspend", "off")
 
 def normalise(kind: str, value: Any) -> Any:
     """A field's value as compared: None means no limit / not set."""
-    if kind == "text":
-        return "" if value is None else str(value)
+    if kind == "text":  # sacctmgr stores descriptions and organizations lower-cased
+        return "" if value is None else str(value).lower()
     if kind == "int":
         text = "" if value is None else str(value).strip()
         return None if text.upper() in UNLIMITED else int(text)

@@ -171,6 +171,13 @@ def main() -> None:
         module.fail_json(msg=str(exc), **result)
     result["users"] = (have or {}).get("users", [])
     plan = plan_account(name, p["state"], wanted, have, p["cluster"])
+    parent = str(p["parent"] or "").lower()
+    if "parent" in plan["changes"] and parent != "root":
+        # sacctmgr 24.11 answers a modify to a missing parent with "Modified account associations"
+        # and exit 0, changing nothing: the parent is looked up first.
+        (found,) = read(module, run, [account_show_argv(parent)[0]], result)
+        if not found.strip():
+            module.fail_json(msg=f"account {key}: parent account {parent!r} does not exist", **result)
     report(module, plan, result)
     cancel = ["scancel", f"--account={key}"] if p["cancel_jobs"] and p["state"] == "absent" else None
     write(module, run, plan["argv"], f"account {key}", result, cancel)

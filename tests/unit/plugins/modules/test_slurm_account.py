@@ -11,7 +11,7 @@ import adhoc
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr as S
 
 # The two reads for account physics, as 24.11 prints them (--noheader --parsable2).
-OWN = "physics|Physics department|university\n"
+OWN = "physics|physics department|university\n"
 ASSOC = """\
 lab|physics||root|100|normal|normal,gpu-short|gres/gpu=8|||
 lab|physics|alice|physics|1||normal,gpu-short||||
@@ -23,7 +23,7 @@ def test_the_two_reads_parse_into_account_fields_and_its_users() -> None:
     assert S.account_show_argv("Physics")[0][-2:] == ["name=physics", "format=Account,Descr,Org"]
     have = S.parse_account(OWN, ASSOC)
     assert have == {
-        "description": "Physics department",
+        "description": "physics department",
         "organization": "university",
         "parent": "root",
         "fairshare": 100,
@@ -110,9 +110,20 @@ def test_module_creates_then_changes_nothing_then_diffs(sacctmgr) -> None:
 def test_module_names_a_missing_parent(sacctmgr) -> None:
     res = adhoc.run_module("slurm_account", {"name": "chem", "parent": "science"})
     assert res.get("failed") is True
-    assert res["msg"].startswith(
-        "account chem: sacctmgr add account chem Parent=science: the parent account does not exist"
-    )
+    # looked up first; sacctmgr's own refusal ("No parent account ...") is sorted by outcome()
+    assert res["msg"] == "account chem: parent account 'science' does not exist"
+    assert sacctmgr.writes() == []
+
+
+def test_module_looks_up_a_new_parent_before_moving_an_account(sacctmgr) -> None:
+    adhoc.run_module("slurm_account", {"name": "chem"})
+    writes = len(sacctmgr.writes())
+    res = adhoc.run_module("slurm_account", {"name": "chem", "parent": "science"})
+    assert res.get("failed") is True and res["msg"] == "account chem: parent account 'science' does not exist"
+    assert len(sacctmgr.writes()) == writes
+    adhoc.run_module("slurm_account", {"name": "science"})
+    moved = adhoc.run_module("slurm_account", {"name": "chem", "parent": "science"})
+    assert moved["changed"] is True and sacctmgr.state()["accounts"]["chem"]["ParentName"] == "science"
 
 
 def test_module_refuses_a_removal_with_active_jobs_unless_told_to_cancel(sacctmgr) -> None:

@@ -15,7 +15,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr a
 # a fresh cluster's normal QOS and one with limits.
 SHOW = """\
 normal|Normal QOS default|0||cluster|||||||
-gpu-long|long GPU jobs|10|normal|cluster|DenyOnLimit,NoReserve|gres/gpu=16|cpu=64,mem=512G|gres/gpu=8|2-00:00:00|4|20
+gpu-long|long gpu jobs|10|normal|cluster|DenyOnLimit,NoReserve|gres/gpu=16|cpu=64,mem=512G|gres/gpu=8|2-00:00:00|4|20
 """
 
 
@@ -38,7 +38,7 @@ def test_show_output_parses_into_normalised_fields() -> None:
     qos = S.parse_qos(SHOW)
     assert sorted(qos) == ["gpu-long", "normal"]
     assert qos["gpu-long"] == {
-        "description": "long GPU jobs",
+        "description": "long gpu jobs",
         "priority": 10,
         "preempt": ["normal"],
         "preempt_mode": "cluster",
@@ -101,9 +101,16 @@ def test_refusals_name_the_qos_the_field_and_the_value() -> None:
         (0, "", "ok"),
         (1, " Nothing modified\n", "noop"),
         (1, " Nothing new added.\n", "noop"),
-        (1, " Nothing added. Make sure the accounts you are adding to exist.\n", "error"),  # 24.11, no parent
-        (1, " Parent account 'nosuch' doesn't exist.\n", "error"),  # 22.05, no parent
-        (1, " Error with request: Job(s) active, cancel job(s) before remove\n  JobId = 12\n  JobId = 9\n", "jobs"),
+        # as 24.11 printed them in the lab
+        (1, " error: No parent account 'science' on cluster 'lab'\n", "error"),
+        (
+            1,
+            "No account nosuch on cluster lab, skipping.\nNothing added.\nMake sure the accounts requested here have "
+            "been added to the system/cluster. (sacctmgr add account...)\n",
+            "error",
+        ),
+        (1, " Error with request: Job(s) active, cancel job(s) before remove\n  JobID = 2          C = lab\n", "jobs"),
+        (1, " Parent account 'nosuch' doesn't exist.\n", "error"),  # 22.05's source, not yet seen in the lab
         (1, " Unknown option: Bogus=1\n", "error"),
     ],
 )
@@ -112,7 +119,12 @@ def test_sacctmgr_exit_1_means_nothing_to_do_or_an_error(rc: int, out: str, kind
 
 
 def test_job_ids_in_a_refused_removal() -> None:
-    assert S.job_ids(" Error with request: Job(s) active\n  JobId = 12\n  JobId = 9\n  JobId = 12\n") == ["9", "12"]
+    text = (
+        " Error with request: Job(s) active, cancel job(s) before remove\n"
+        "  JobID = 12         C = lab        A = physics    U = opc      \n"
+        "  JobID = 9          C = lab        A = physics    U = alice    \n"
+    )
+    assert S.job_ids(text) == ["9", "12"]
 
 
 # ------------------------------------------------------------------ the module, run by ansible-core

@@ -5,7 +5,8 @@ state file (FAKE_SACCTMGR_STATE) and a log of every
 call (FAKE_SACCTMGR_LOG, one JSON argv per line). It prints ``show qos`` rows as Slurm 24.11 does
 (``--noheader --parsable2``: MaxWall as ``D-HH:MM:SS``, TRES as ``name=count`` with memory as
 ``mem=NG`` for whole GiB) and applies ``add``/``modify``/``delete qos`` as sacctmgr would, exiting
-1 with "Nothing modified" when a modify changes nothing, as the real one does. Accounts keep their
+1 with "Nothing modified" when a modify changes nothing. Messages, lower-cased descriptions and
+the job lines of a refused removal are as Slurm 24.11's sacctmgr printed them in the lab. Accounts keep their
 association fields; ``jobs`` in the state (account: [job ids]) makes a delete fail as Slurm's does
 while jobs are active, and scancel --account=NAME ends them."""
 
@@ -153,15 +154,21 @@ def accounts(state: dict, words: list[str]) -> int:
         for kv in words[3:]:
             set_account(new, *kv.split("=", 1))
         if new["ParentName"] != "root" and new["ParentName"] not in accts:
-            print(" Nothing added. Make sure the accounts you are adding to exist.")
+            print(f" error: No parent account '{new['ParentName']}' on cluster 'lab'")
             return 1
+        new["Descr"], new["Org"] = new["Descr"].lower(), new["Org"].lower()
         accts[name] = new
         return 0
     name = words[3].split("=", 1)[1]
     if words[:2] == ["modify", "account"]:
         before = dict(accts[name])
         for kv in words[words.index("set") + 1 :]:
-            set_account(accts[name], *kv.split("=", 1))
+            key, value = kv.split("=", 1)
+            if key == "Parent" and value != "root" and value not in accts:
+                # 24.11: a missing parent is ignored, with exit 0
+                print(" Modified account associations...")
+                continue
+            set_account(accts[name], key, value)
         if accts[name] == before:
             print(" Nothing modified")
             return 1
@@ -170,7 +177,7 @@ def accounts(state: dict, words: list[str]) -> int:
         if jobs.get(name):
             print(" Error with request: Job(s) active, cancel job(s) before remove")
             for job in jobs[name]:
-                print(f"  JobId = {job}")
+                print(f"  JobID = {job:<10} C = lab        A = {name:<10} U = alice    ")
             return 1
         accts.pop(name)
         return 0
@@ -198,7 +205,10 @@ def users(state: dict, words: list[str]) -> int:
         name, sets = words[2], dict(w.split("=", 1) for w in words[3:])
         missing = [a for a in sets["Account"].split(",") if a not in state.get("accounts", {})]
         if missing:
-            print(" Nothing added. Make sure the accounts you are adding to exist.")
+            print(f"No account {missing[0]} on cluster lab, skipping.\nNothing added.")
+            print(
+                "Make sure the accounts requested here have been added to the system/cluster. (sacctmgr add account...)"
+            )
             return 1
         user = table.setdefault(
             name, {"DefaultAccount": sets.get("DefaultAccount", ""), "AdminLevel": "None", "assocs": {}}
@@ -243,7 +253,7 @@ def users(state: dict, words: list[str]) -> int:
         if active:
             print(" Error with request: Job(s) active, cancel job(s) before remove")
             for job in active:
-                print(f"  JobId = {job}")
+                print(f"  JobID = {job:<10} C = lab        A = {where.get('account', '')} U = {name}    ")
             return 1
         if "account" in where:
             table[name]["assocs"].pop(where["account"])
@@ -365,6 +375,7 @@ def main(argv: list[str]) -> int:
         qos[name] = dict(NEW, Description=name)
         for kv in words[3:]:
             apply(qos[name], *kv.split("=", 1))
+        qos[name]["Description"] = qos[name]["Description"].lower()
     elif words[:2] == ["modify", "qos"]:
         name = words[3].split("=", 1)[1]
         before = dict(qos.get(name, {}))
