@@ -467,14 +467,16 @@ def runner(module: Any) -> Any:
 
 
 def report(module: Any, plan: Mapping[str, Any], result: dict[str, Any]) -> None:
-    """Put a plan into the result (changes, diff, commands); exit when it writes nothing or in check mode."""
+    """Put a plan (one write as ``argv``, or several as ``argvs``) into the result (changes, diff,
+    commands); exit when it writes nothing or in check mode."""
+    argvs = plan["argvs"] if "argvs" in plan else [plan["argv"]] if plan["argv"] is not None else []
     result["changes"] = plan["changes"]
     if module._diff:
         result["diff"] = {"before": plan["before"], "after": plan["after"]}
-    if plan["argv"] is None:
+    if not argvs:
         module.exit_json(**result)
     result["changed"] = True
-    result["commands"] = [plan["argv"]]
+    result["commands"] = list(argvs)
     if module.check_mode:
         module.exit_json(**result)
 

@@ -131,6 +131,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
     parse_user,
     plan_user,
     read,
+    report,
     runner,
     user_problems,
     user_show_argv,
@@ -168,15 +169,7 @@ def main() -> None:
     if present and have is None and not p["accounts"]:
         module.fail_json(msg=f"user {name}: a new user needs accounts (at least one)", **result)
     plan = plan_user(name, p["state"], wanted, p["accounts"], p["remove_accounts"], have, p["cluster"])
-    result["changes"] = plan["changes"]
-    if module._diff:
-        result["diff"] = {"before": plan["before"], "after": plan["after"]}
-    if not plan["argvs"]:
-        module.exit_json(**result)
-    result["changed"] = True
-    result["commands"] = list(plan["argvs"])
-    if module.check_mode:
-        module.exit_json(**result)
+    report(module, plan, result)
     for argv in plan["argvs"]:
         removes = argv[2] == "delete"
         account = next((a.split("=", 1)[1] for a in argv if a.startswith("account=")), "")
