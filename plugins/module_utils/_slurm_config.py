@@ -75,6 +75,7 @@ __all__ = [
     "conf_value",
     "conf_value_problem",
     "parse_slurm_conf",
+    "private_data_dbd",
     "render_slurm_config",
     "render_slurm_config_with_settings",
     "validate_slurm_config",
@@ -279,10 +280,32 @@ def _health_check_program_problem(value: Any) -> str | None:
     return None
 
 
-# Value checks for keys whose mistakes Slurm reports only in a daemon's log (lower-case keys).
+# PrivateData's words (slurm.conf(5)); slurmdbd.conf(5) knows only PRIVATE_DATA_DBD of them.
+PRIVATE_DATA = ("accounts", "cloud", "events", "jobs", "nodes", "partitions", "reservations", "usage", "users")
+PRIVATE_DATA_DBD = ("accounts", "events", "jobs", "reservations", "usage", "users")
+
+
+def _private_data_problem(value: Any) -> str | None:
+    # Slurm skips a word it does not know without a word in any log: a typo would show data.
+    bad = [w for w in (w.strip() for w in str(value).split(",")) if w.lower() not in PRIVATE_DATA]
+    if bad:
+        return "unknown word(s) {} (use {}, comma-separated)".format(
+            ", ".join(repr(w) for w in bad), ", ".join(PRIVATE_DATA)
+        )
+    return None
+
+
+def private_data_dbd(value: Any) -> str:
+    """The words of a slurm.conf PrivateData that slurmdbd.conf's PrivateData knows, in its order."""
+    words = {w.strip().lower() for w in str(value or "").split(",")}
+    return ",".join(w for w in PRIVATE_DATA_DBD if w in words)
+
+
+# Value checks for keys whose mistakes Slurm reports only in a daemon's log, or not at all (lower-case keys).
 _VALUE_CHECKS: dict[str, Callable[[Any], str | None]] = {
     "healthchecknodestate": _health_check_node_state_problem,
     "healthcheckprogram": _health_check_program_problem,
+    "privatedata": _private_data_problem,
 }
 
 GRES_AUTODETECT = ("off", "nvml", "nvidia", "rsmi")
@@ -334,6 +357,26 @@ _CLUSTER_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _GRES_TYPE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _TIME_RE = re.compile(r"^(?:INFINITE|UNLIMITED|\d+(?:-\d+)?(?::\d+){0,2})$", re.IGNORECASE)
 _MAX_REPORTED = 25
+_BF_WINDOW_DEFAULT = 1440  # minutes
+_BF_WINDOW_MAX = 43200
+
+
+def _minutes(text: str) -> int:
+    """Minutes in a partition MaxTime (rounded up); 0 for INFINITE/UNLIMITED."""
+    if text.upper() in ("INFINITE", "UNLIMITED"):
+        return 0
+    days, _sep, rest = text.rpartition("-")
+    parts = [int(p) for p in rest.split(":")]
+    if days:  # D-HH[:MM[:SS]]
+        parts += [0] * (3 - len(parts))
+        seconds = int(days) * 86400 + parts[0] * 3600 + parts[1] * 60 + parts[2]
+    elif len(parts) == 1:  # MM
+        seconds = parts[0] * 60
+    elif len(parts) == 2:  # MM:SS
+        seconds = parts[0] * 60 + parts[1]
+    else:  # HH:MM:SS
+        seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    return -(-seconds // 60)
 
 
 def conf_value_problem(value: str) -> str:
@@ -948,11 +991,36 @@ class _Model:
         if merged.get("AccountingStorageType", "").endswith("/slurmdbd") and "AccountingStorageTRES" not in merged:
             merged["AccountingStorageTRES"] = "gres/gpu"
             merged = {k: merged[k] for k in sorted(merged, key=str.lower)}
+        backfill = self._backfill(merged)
+        if backfill:
+            merged["SchedulerParameters"] = backfill
+            merged = {k: merged[k] for k in sorted(merged, key=str.lower)}
         if self.has_gpus and "gpu" not in [t.strip() for t in merged.get("GresTypes", "").split(",")]:
             self.problems.append(
                 "config.GresTypes={!r} lacks 'gpu' but nodes have GPUs".format(merged.get("GresTypes", "(omitted)"))
             )
         self.slurm_conf = merged
+
+    def _backfill(self, merged: Mapping[str, str]) -> str | None:
+        """SchedulerParameters with a backfill window covering the longest partition MaxTime, or None
+        when nothing needs adding. The backfill scheduler plans no job further ahead than bf_window
+        (Slurm's default: one day), so longer jobs starve; its resolution grows with the window (one
+        minute per day), keeping the scheduler's work per cycle the same. INFINITE partitions do not
+        count, a bf_window the config sets wins, and Slurm's limit is 30 days."""
+        if merged.get("SchedulerType", "") != "sched/backfill":
+            return None
+        longest = max(
+            (_minutes(v) for _n, _nodes, attrs in self.partitions for k, v in attrs if k == "MaxTime"), default=0
+        )
+        params = [p for p in merged.get("SchedulerParameters", "").split(",") if p]
+        names = {p.split("=", 1)[0].strip().lower() for p in params}
+        if longest <= _BF_WINDOW_DEFAULT or "bf_window" in names:
+            return None
+        window = min(longest, _BF_WINDOW_MAX)
+        params.append(f"bf_window={window}")
+        if "bf_resolution" not in names:
+            params.append(f"bf_resolution={60 * -(-window // _BF_WINDOW_DEFAULT)}")
+        return ",".join(params)
 
     def _cgroup_conf(self, cgroup: Any) -> None:
         self.cgroup_conf = self._merge(

@@ -36,6 +36,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     DEFAULT_SLURM_CONF,
     SlurmConfigError,
     parse_slurm_conf,
+    private_data_dbd,
     render_slurm_config_with_settings,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
@@ -522,6 +523,8 @@ def plan_cluster(
         "settings": settings,
         "slurm_user": _slurm_user(settings),
         "dbd_log_dir": _dbd_log_dir(settings),
+        # slurm.conf's PrivateData alone does not hide sacct's answers: slurmdbd.conf needs its own
+        "dbd_private_data": private_data_dbd(settings.get("PrivateData")),
         "directories": _directories(settings, conf_dir),
         "version": version_text,
         "nodes": {

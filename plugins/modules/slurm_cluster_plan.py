@@ -175,6 +175,10 @@ dbd_log_dir:
   description: Where slurmdbd logs (beside C(SlurmctldLogFile)).
   returned: stage=plan
   type: str
+dbd_private_data:
+  description: The C(PrivateData) of C(slurmdbd.conf) - the words of slurm.conf's that slurmdbd knows; empty for none.
+  returned: stage=plan
+  type: str
 directories:
   description: Directories the configuration implies, each with C(path), C(owner), C(mode) and C(roles).
   returned: stage=plan

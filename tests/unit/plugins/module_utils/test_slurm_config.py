@@ -26,6 +26,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     SLURM_CONF_KEYS,
     SlurmConfigError,
     parse_slurm_conf,
+    private_data_dbd,
     render_slurm_config,
     validate_slurm_config,
 )
@@ -150,6 +151,49 @@ def test_accounting_through_overrides_also_gets_gpu_tres_unless_given():
         spec(accounting={"host": "dbd1"}, config={"accountingstoragetres": "gres/gpu,license/matlab"})
     )["slurm.conf"]
     assert keyvals(conf)["AccountingStorageTRES"] == "gres/gpu,license/matlab"
+
+
+# ---------------------------------------------------------------------------------- tenants: backfill, PrivateData
+
+
+@pytest.mark.parametrize(
+    ("times", "config", "expected"),
+    [
+        # the base spec's longest partition is 2 days: bf_window covers it, one minute's resolution per day
+        (None, {}, "bf_window=2880,bf_resolution=120"),
+        (["7-00:00:00", "30:00"], {}, "bf_window=10080,bf_resolution=420"),
+        (["90-00:00:00"], {}, "bf_window=43200,bf_resolution=1800"),  # Slurm's limit: 30 days
+        (["1-00:00:00", "INFINITE"], {}, None),  # within Slurm's default day; INFINITE does not count
+        (["48:00:00"], {"SchedulerParameters": "defer"}, "defer,bf_window=2880,bf_resolution=120"),
+        (["7-00:00:00"], {"schedulerparameters": "bf_window=100"}, "bf_window=100"),
+        (["7-00:00:00"], {"SchedulerParameters": "bf_resolution=600"}, "bf_resolution=600,bf_window=10080"),
+        (["7-00:00:00"], {"SchedulerType": "sched/builtin"}, None),
+    ],
+)
+def test_backfill_window_covers_the_longest_partition(times, config, expected):
+    s = spec(config=config)
+    if times is not None:
+        s["partitions"] = [
+            {"name": f"p{i}", "nodes": ["gpu01"], "max_time": t, "default": i == 0} for i, t in enumerate(times)
+        ]
+    assert keyvals(render_slurm_config(s)["slurm.conf"]).get("SchedulerParameters") == expected
+
+
+def test_private_data_words_are_checked():
+    assert (
+        keyvals(render_slurm_config(spec(config={"PrivateData": "jobs,usage,users"}))["slurm.conf"])["PrivateData"]
+        == "jobs,usage,users"
+    )
+    problems = validate_slurm_config(spec(config={"PrivateData": "jobs,usgae"}))
+    assert problems == [
+        "config.PrivateData = 'jobs,usgae': unknown word(s) 'usgae' (use accounts, cloud, events, jobs, nodes, "
+        "partitions, reservations, usage, users, comma-separated)"
+    ]
+
+
+def test_slurmdbd_gets_the_private_data_words_it_knows():
+    assert private_data_dbd("jobs,nodes,usage,Users,partitions") == "jobs,usage,users"
+    assert private_data_dbd("") == "" and private_data_dbd(None) == ""
 
 
 # ----------------------------------------------------------------------------------------------- overrides

@@ -91,6 +91,18 @@ CASES = [
     ("gres only", "22.05", BASE, BASE, {"gres_changed": True}, ["slurmd"], False),
     ("cgroup only", "24.11", BASE, BASE, {"cgroup_changed": True}, ["slurmd"], False),
     ("dbd only", "22.05", BASE, BASE, {"dbd_changed": True}, ["slurmdbd"], False),
+    # tenants: PrivateData is re-read on a reconfigure; slurmdbd.conf's copy needs slurmdbd restarted
+    ("private data", "22.05", BASE, BASE + "PrivateData=jobs,usage,users\n", {"dbd_changed": True}, ["slurmdbd"], True),
+    (
+        "enforcement",
+        "22.05",
+        BASE + "AccountingStorageEnforce=associations\n",
+        BASE + "AccountingStorageEnforce=associations,limits,qos,safe\n",
+        {},
+        ["slurmctld"],
+        False,
+    ),
+    ("backfill window", "24.11", BASE, BASE + "SchedulerParameters=bf_window=10080,bf_resolution=420\n", {}, [], True),
     (
         "everything, in order",
         "22.05",
