@@ -166,6 +166,8 @@ def main() -> None:
     except SacctmgrError as exc:
         module.fail_json(msg=str(exc), **result)
     result["accounts"] = sorted((have or {}).get("accounts") or {})
+    if present and have is None and not p["accounts"] and p["accounts"] is not None and p["remove_accounts"]:
+        module.exit_json(**result)  # only removals asked, of a user accounting does not have: nothing to do
     if present and have is None and not p["accounts"]:
         module.fail_json(msg=f"user {name}: a new user needs accounts (at least one)", **result)
     plan = plan_user(name, p["state"], wanted, p["accounts"], p["remove_accounts"], have, p["cluster"])

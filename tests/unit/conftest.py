@@ -1,6 +1,7 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The sacctmgr stand-in (standins/sacctmgr_standin.py) on PATH, for the accounting modules' tests."""
+"""The sacctmgr stand-in (plugins/modules/standins/sacctmgr_standin.py) on PATH, for the accounting
+modules and the tenants role."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-STANDIN = Path(__file__).with_name("standins") / "sacctmgr_standin.py"
+STANDIN = Path(__file__).parent / "plugins" / "modules" / "standins" / "sacctmgr_standin.py"
 
 
 class Standin:

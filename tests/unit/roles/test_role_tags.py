@@ -31,6 +31,7 @@ SUB_TAGS = {
     "nvme_scratch": {"install", "configure", "service"},
     "oke_addons": {"install", "configure"},
     "slurm": {"install", "configure", "service"},
+    "tenants": {"configure"},
 }
 READ_BY_LATER_STEPS = {
     "slurm": {
