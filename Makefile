@@ -35,11 +35,12 @@ collections-link:
 	@mkdir -p build/collections/ansible_collections/oci_gpu
 	@ln -sfn $(REPO) build/collections/ansible_collections/oci_gpu/cluster
 
-lint: setup collections-link  ## ruff, yamllint, ansible-lint (production profile)
+lint: setup collections-link  ## ruff, yamllint, ansible-lint (production profile), changelog fragment check
 	ruff check .
 	ruff format --check .
 	yamllint --strict .
 	ansible-lint --strict
+	python tests/setup/changelog_check.py
 
 build: setup  ## build the collection, install it into an empty path, ansible-doc every plugin
 	bash tests/setup/build_check.sh
