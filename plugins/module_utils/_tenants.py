@@ -130,7 +130,7 @@ def _tenant_problems(i: int, t: Any, tiers: Mapping[str, Any], gpu_shapes: list[
             parse_time(t["max_wall"])
         except ValueError as exc:
             out.append(f"{label}: max_wall: {exc}")
-    ns = t.get("namespace", str(t.get("name", "")).lower().replace("_", "-").replace(".", "-"))
+    ns = t.get("namespace", _namespace(t))
     if not isinstance(ns, str) or not _DNS_LABEL.match(ns):
         out.append(f"{label}: namespace: {ns!r} is not a Kubernetes namespace name (a DNS-1123 label); set namespace")
     elif ns in RESERVED_NAMESPACES:
@@ -165,8 +165,14 @@ def _shares(t: Mapping[str, Any], gpu_shapes: list[str]) -> dict[str, int]:
     return {gpu_shapes[0]: int(_whole(t["gpus"]) or 0)} if gpu_shapes else {}
 
 
+def _label(name: Any) -> str:
+    """A Slurm account name as a Kubernetes name (``Chem_Lab`` -> ``chem-lab``)."""
+    return str(name).lower().replace("_", "-").replace(".", "-")
+
+
 def _namespace(t: Mapping[str, Any]) -> str:
-    return str(t.get("namespace") or str(t["name"]).lower().replace("_", "-").replace(".", "-"))
+    """The tenant's namespace: its own, else its name as a Kubernetes name."""
+    return str(t.get("namespace") or _label(t.get("name", "")))
 
 
 def _slurm(
@@ -227,9 +233,7 @@ def _slurm(
     }
 
 
-def _oke(
-    tenants: list[Mapping[str, Any]], tiers: Mapping[str, Any], gpu_shapes: list[str], cohort: str, role: str
-) -> dict[str, Any]:
+def _oke(tenants: list[Mapping[str, Any]], gpu_shapes: list[str], cohort: str, role: str) -> dict[str, Any]:
     objects: list[dict[str, Any]] = []
     totals: dict[str, int] = {}
     for t in tenants:
@@ -294,7 +298,7 @@ def _oke(
                     ],
                 }
             )
-        queue = f"tenant-{name.replace('_', '-').replace('.', '-')}"
+        queue = f"tenant-{_label(name)}"
         objects.append(
             {
                 "apiVersion": "kueue.x-k8s.io/v1beta1",
@@ -376,5 +380,5 @@ def plan(
     return {
         "problems": [],
         "slurm": _slurm(tenants, tiers, list(remove_users), list(remove_tenants)),
-        "oke": _oke(tenants, tiers, shapes, cohort, oke_role),
+        "oke": _oke(tenants, shapes, cohort, oke_role),
     }
