@@ -514,3 +514,63 @@ def _run_with_env(lab: Running, extra: dict[str, Any], env: dict[str, str], *arg
         timeout=300,
         check=False,
     )
+
+
+def test_with_tenants_the_shared_queue_joins_their_cohort_without_gpus(converged: dict[str, Any]) -> None:
+    """The README's tenants example (oci_gpu_tenants) through both roles: the oke_addons shared queue
+    joins the tenants' cohort with no GPUs of its own; the tenants' queues name the flavor oke_addons
+    made and hold their GPUs; every built-in object validates offline."""
+    lab, workdir = converged["lab"], converged["render"].parent
+    tenants = [
+        {"name": "physics", "members": ["bob"], "gpus": 6, "oke_iam_group": "ocid1.group.oc1..aaaaphysics"},
+        {"name": "chem", "members": ["dave"], "gpus": 4, "tier": "high"},
+    ]
+    render = workdir / "render-tenants"
+    extra = dict(converged["extra"], oke_addons_render_dir=str(render), oci_gpu_tenants=tenants)
+    run = playbook(lab, extra, "--tags", "oke_addons_configure")
+    assert run.returncode == 0, run.stdout[-3000:]
+    (vars_path,) = [p for p in lab.workdir.glob("vars-*.yml") if "render-tenants" in p.read_text()]
+    env = env_for(lab.workdir)
+    tenants_run = subprocess.run(
+        [
+            str(VENV_BIN / "ansible-playbook"),
+            str(REPO / "playbooks" / "tenants.yml"),
+            "-e",
+            f"@{vars_path}",
+            "-e",
+            json.dumps(
+                {
+                    "tenants_hosts": "localhost",
+                    "tenants_slurm_enabled": False,
+                    "tenants_oke_render_dir": str(render),
+                    "tenants_oke_gpu_shapes": ["BM.GPU.H100.8"],
+                }
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert tenants_run.returncode == 0, tenants_run.stdout[-3000:]
+    docs = load_rendered(render)
+    queues = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ClusterQueue"}
+    assert sorted(queues) == ["gpu", "tenant-chem", "tenant-physics"]
+    assert {q["spec"]["cohort"] for q in queues.values()} == {"oci-gpu"}
+    (flavor,) = [d["metadata"]["name"] for d in docs if d["kind"] == "ResourceFlavor"]
+
+    def gpus(queue: dict[str, Any]) -> dict[str, str]:
+        return {
+            f["name"]: next(r["nominalQuota"] for r in f["resources"] if r["name"] == "nvidia.com/gpu")
+            for f in queue["spec"]["resourceGroups"][0]["flavors"]
+        }
+
+    assert gpus(queues["gpu"]) == {flavor: "0"}
+    assert gpus(queues["tenant-physics"]) == {flavor: "6"} and gpus(queues["tenant-chem"]) == {flavor: "4"}
+    k8s = region(lab).clusters[0]["kubernetesVersion"]
+    target = ".".join(k8s.lstrip("v").split(".")[:2]) + ".0"
+    built_in = [d for d in docs if d["apiVersion"] in BUILT_IN_GROUPS | {"rbac.authorization.k8s.io/v1"}]
+    assert {d["kind"] for d in built_in} >= {"Namespace", "RoleBinding", "ResourceQuota"}
+    for doc in built_in:
+        kubernetes_validate.validate(doc, target, strict=True)
