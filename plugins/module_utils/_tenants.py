@@ -70,6 +70,17 @@ def _whole(value: Any) -> int | None:
     return None
 
 
+def _time_problems(where: str, value: Any) -> list[str]:
+    """A Slurm time limit's problem (none for a time or no value), naming ``where``."""
+    if value is None:
+        return []
+    try:
+        parse_time(value)
+    except ValueError as exc:
+        return [f"{where}: {exc}"]
+    return []
+
+
 def _tier_problems(tiers: Any) -> list[str]:
     if not isinstance(tiers, Mapping) or not tiers:
         return [f"tenants_tiers must be a non-empty mapping of tier name to settings, got {tiers!r}"]
@@ -87,11 +98,7 @@ def _tier_problems(tiers: Any) -> list[str]:
             out.append(f"{label}.priority: {spec.get('priority')!r} is not a whole number")
         if spec.get("max_gpus_per_user") is not None and _whole(spec["max_gpus_per_user"]) is None:
             out.append(f"{label}.max_gpus_per_user: {spec['max_gpus_per_user']!r} is not a whole number")
-        if spec.get("max_wall") is not None:
-            try:
-                parse_time(spec["max_wall"])
-            except ValueError as exc:
-                out.append(f"{label}.max_wall: {exc}")
+        out.extend(_time_problems(f"{label}.max_wall", spec.get("max_wall")))
     return out
 
 
@@ -125,11 +132,7 @@ def _tenant_problems(i: int, t: Any, tiers: Mapping[str, Any], gpu_shapes: list[
     tier = t.get("tier", "standard")
     if tier not in tiers:
         out.append(f"{label}: tier: {tier!r} is not one of tenants_tiers ({', '.join(sorted(tiers))})")
-    if t.get("max_wall") is not None:
-        try:
-            parse_time(t["max_wall"])
-        except ValueError as exc:
-            out.append(f"{label}: max_wall: {exc}")
+    out.extend(_time_problems(f"{label}: max_wall", t.get("max_wall")))
     ns = t.get("namespace", _namespace(t))
     if not isinstance(ns, str) or not _DNS_LABEL.match(ns):
         out.append(f"{label}: namespace: {ns!r} is not a Kubernetes namespace name (a DNS-1123 label); set namespace")
