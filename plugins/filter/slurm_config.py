@@ -20,6 +20,10 @@ description:
   - With memory consumable, C(DefMemPerCPU) defaults to the smallest node's memory per CPU, so that a job asking
     for no memory does not hold a whole GPU node; setting or omitting it, or setting C(DefMemPerNode) or
     C(DefMemPerGPU), in O(_input.config) replaces that default.
+  - With C(SchedulerType=sched/backfill), C(SchedulerParameters) gains C(bf_window) covering the longest finite
+    partition C(max_time) (at most 30 days; Slurm's own default is one day, and a longer job starves) and
+    C(bf_resolution) of one minute per day of window, unless O(_input.config) sets C(bf_window).
+  - C(PrivateData) words are checked (Slurm skips an unknown one without a word, showing what was to be hidden).
   - Refuses an invalid description before anything is written, listing every problem and naming its culprit
     (duplicate node names, a partition naming an undefined node, a GPU count that disagrees with the node's
     device files, an empty controller list, an unknown or conflicting key, invalid numbers, a malformed hostlist).
