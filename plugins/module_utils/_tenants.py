@@ -360,7 +360,7 @@ def plan(
                 problems.append(f"tenant {t['name']}: {kind} {key!r} is also tenant {seen[(kind, key)]}'s")
             seen[(kind, key)] = str(t["name"])
     for label, names, check in (
-        ("tenants_remove_users", remove_users, lambda n: _USER.match(n)),
+        ("tenants_remove_users", remove_users, _USER.match),
         ("tenants_remove", remove_tenants, lambda n: not check_name("account", n)),
     ):
         if not isinstance(names, (list, tuple)):

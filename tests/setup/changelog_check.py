@@ -37,7 +37,7 @@ class CheckError(Exception):
 
 
 def git(repo: Path, *args: str) -> str:
-    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise CheckError(f"git {' '.join(args)}: {run.stderr.strip()}")
     return run.stdout
@@ -45,7 +45,10 @@ def git(repo: Path, *args: str) -> str:
 
 def _ref_commit(repo: Path, ref: str) -> str | None:
     run = subprocess.run(
-        ["git", "-C", str(repo), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"], capture_output=True, text=True
+        ["git", "-C", str(repo), "rev-parse", "-q", "--verify", f"{ref}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     return run.stdout.strip() if run.returncode == 0 else None
 

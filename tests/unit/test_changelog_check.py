@@ -45,7 +45,7 @@ def commit(repo: Path, *paths: str, message: str = "change") -> None:
 
 def check(repo: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(SCRIPT), "--repo", str(repo)], capture_output=True, text=True, env=GIT_ENV
+        [sys.executable, str(SCRIPT), "--repo", str(repo)], capture_output=True, text=True, env=GIT_ENV, check=False
     )
 
 
