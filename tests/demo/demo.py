@@ -218,16 +218,50 @@ def summary_from(log_path: Path) -> list[str]:
     return [json.loads(x.strip().rstrip(",")) for x in m.group(1).strip().splitlines() if x.strip()]
 
 
+def _text(value: Any) -> str:
+    """A hostvar from ``ansible-inventory --list`` (ansible-core 2.19 wraps untrusted strings)."""
+    if isinstance(value, dict) and "__ansible_unsafe" in value:
+        value = value["__ansible_unsafe"]
+    return "" if value is None else str(value)
+
+
+def inventory_table(listing: dict[str, Any]) -> list[str]:
+    """``ansible-inventory --list`` as one row per host: its address, shape and groups (the Slurm ones
+    first), so each host shows once with every group it is in; groups every host is in come once,
+    above the table."""
+    hostvars = listing.get("_meta", {}).get("hostvars", {})
+    groups: dict[str, list[str]] = {h: [] for h in hostvars}
+    for group, body in listing.items():
+        if group in ("_meta", "all", "ungrouped") or not isinstance(body, dict):
+            continue
+        for host in body.get("hosts", []):
+            groups.setdefault(host, []).append(group)
+    shared = set.intersection(*(set(g) for g in groups.values())) if len(groups) > 1 else set()
+    rows = [("host", "address", "shape", "groups")]
+    for host in sorted(groups):
+        hv = hostvars.get(host, {})
+        names = sorted(set(groups[host]) - shared, key=lambda g: (not g.startswith("slurm_"), g))
+        rows.append((host, _text(hv.get("ansible_host")), _text(hv.get("oci_shape")), ", ".join(names)))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    out = [f"every host is in: {', '.join(sorted(shared))}"] if shared else []
+    return out + [f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows]
+
+
 def cmd_up(_args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     lab = ensure_lab()
+    s_lab = time.monotonic() - t0
+    say(f"lab: {s_lab:.0f} s")
     emu = ensure_emulator(lab)
     inventory = write_inventory(lab, emu)
-    graph = subprocess.run(
-        ["ansible-inventory", "-i", str(inventory), "--graph"], env=env(), capture_output=True, text=True, check=True
-    ).stdout
-    say(f"dynamic inventory {inventory}:")
-    print("  " + "\n  ".join(ln for ln in graph.splitlines() if "slurm_" in ln or ln.strip().startswith("|  |--")))
+    t_inv = time.monotonic()
+    listing = json.loads(
+        subprocess.run(
+            ["ansible-inventory", "-i", str(inventory), "--list"], env=env(), capture_output=True, text=True, check=True
+        ).stdout
+    )
+    say(f"dynamic inventory {inventory} ({time.monotonic() - t_inv:.1f} s):")
+    print("  " + "\n  ".join(inventory_table(listing)))
     say("running playbooks/slurm.yml (inputs → shared storage → munge → Slurm) ...")
     s_site, recap = playbook(inventory, "oci_gpu.cluster.slurm", "slurm.log")
     changed = sum(int(RECAP_RE.match(r).group(3)) for r in recap if RECAP_RE.match(r))
@@ -253,7 +287,7 @@ def cmd_up(_args: argparse.Namespace) -> int:
     for line in summary_from(demo_dir() / "validate.log"):
         print(f"  - {line}")
     say(
-        f"done in {time.monotonic() - t0:.0f} s (slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
+        f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
         f"validate {s_val:.0f} s). Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0
