@@ -85,8 +85,9 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None, timeout: float = 300) -> InventoryRun:
-    """Run the real ``ansible-inventory --list`` on ``path``; returns output, wall time and peak RSS."""
+def inventory_env(path: Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment an ansible command reads the inventory ``path`` with: this checkout's
+    collection, the oci plugin alone, an unparsed source failing the run."""
     full_env = dict(os.environ)
     full_env.update(
         {
@@ -101,6 +102,12 @@ def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None
         }
     )
     full_env.update(env or {})
+    return full_env
+
+
+def ansible_inventory(path: Path, *extra: str, env: dict[str, str] | None = None, timeout: float = 300) -> InventoryRun:
+    """Run the real ``ansible-inventory --list`` on ``path``; returns output, wall time and peak RSS."""
+    full_env = inventory_env(path, env)
     # A small launcher process forks ansible-inventory and reports its rusage: Linux counts the
     # memory a child inherits before exec in its peak RSS, so forking from a big test or benchmark
     # process would report that process's size instead of ansible-inventory's.
