@@ -3,9 +3,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Everything `make test` and `make demo` need on a fresh Debian 12 machine, as root:
-# Debian packages from tests/setup/apt-packages.txt, the pinned venv in .venv, and the
-# offline pip bootstrap stand-in for ansible-test. Idempotent: a second run changes nothing
-# and takes seconds.
+# Debian packages from tests/setup/apt-packages.txt and the pinned venv in .venv (sanity.sh puts
+# the offline pip bootstrap stand-in where its ansible-test looks). Idempotent: a second run
+# changes nothing and takes seconds.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,16 +43,5 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp_dir/venv" 2>/dev/null)" != "$
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -r tests/requirements.txt
   echo "$req_hash" > "$stamp_dir/venv"
 fi
-
-# --- ansible-test's pip bootstrap, offline -----------------------------------------------
-pip_ver=$("$venv/bin/python" - <<'PY'
-import re, ansible_test, pathlib
-src = pathlib.Path(ansible_test.__file__).parent / "_internal" / "python_requirements.py"
-print(re.search(r"pip='([0-9.]+)'", src.read_text()).group(1))
-PY
-)
-cache="$HOME/.ansible/test/cache"
-mkdir -p "$cache"
-install -m 0644 tests/setup/get_pip_standin.py "$cache/get_pip_${pip_ver//./_}.py"
 
 echo "bootstrap: ready (ansible-core $("$venv/bin/python" -c "import ansible.release as r; print(r.__version__)"))"

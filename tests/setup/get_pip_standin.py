@@ -3,7 +3,7 @@
 """Offline stand-in for pip's ``get-pip.py`` bootstrap script (test set-up only).
 
 ``ansible-test sanity`` builds virtual environments for some tests and downloads
-``get-pip.py`` from a host our machines cannot reach. tests/setup/bootstrap.sh copies this
+``get-pip.py`` from a host our machines cannot reach. tests/setup/sanity.sh copies this
 file into ansible-test's cache under the name it looks for. It installs pip with
 ``ensurepip`` in a child process (ensurepip ignores pip's configuration in its own process),
 then runs ``pip install`` with the arguments get-pip.py was given, so the package index
