@@ -39,6 +39,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     private_data_dbd,
     render_slurm_config_with_settings,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import oci_series
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import (
     TOPOLOGY_FILES,
@@ -46,6 +47,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology im
     plan_topology,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
+    SLURMD_RESTART_FILES,
     behaviour,
     change_plan,
     parse_version,
@@ -545,5 +547,9 @@ def plan_cluster(
             (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
         ),
         "plan": plan,
+        # The files whose change restarts slurmd (the version table's, for the role's handlers)
+        "slurmd_restart_files": list(SLURMD_RESTART_FILES),
+        # oci.conf's template series for this release (_slurm_containers.oci_series)
+        "oci_series": oci_series(version_text) if version_text else "",
         "report": report,
     }

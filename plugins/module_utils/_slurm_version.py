@@ -12,8 +12,9 @@ Public API
     The row of :data:`VERSION_TABLE` in force for that version.
 ``change_plan(old_text, new_text, version, ...) -> dict``
     Which daemons a change of ``slurm.conf`` / ``gres.conf`` / ``cgroup.conf`` /
-    ``slurmdbd.conf`` / ``topology.conf`` needs restarted, and whether ``scontrol reconfigure``
-    suffices (a topology file's content: reconfigure; ``TopologyPlugin``: every daemon restarts).
+    ``slurmdbd.conf`` / ``topology.conf`` / ``oci.conf`` / ``plugstack.conf`` needs restarted, and
+    whether ``scontrol reconfigure`` suffices (a topology file's content: reconfigure;
+    ``TopologyPlugin``: every daemon restarts).
 
 Facts the table encodes (Slurm's release notes and the slurm.conf man page of each release):
 
@@ -36,7 +37,21 @@ from typing import Any
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import parse_slurm_conf
 
-__all__ = ["VERSION_TABLE", "behaviour", "change_plan", "parse_version", "version_from_output"]
+__all__ = [
+    "SLURMD_RESTART_FILES",
+    "VERSION_TABLE",
+    "behaviour",
+    "change_plan",
+    "parse_version",
+    "version_from_output",
+]
+
+# Files beside slurm.conf whose change takes effect on a slurmd restart, in every release: slurmd
+# reads gres.conf and cgroup.conf at start; slurmstepd reads oci.conf and plugstack.conf (with
+# the files it includes) for each step, and slurmd restarts so that a configless node fetches them
+# and no step starts between the old and the new file. A configless slurmd fetches the files
+# slurmctld serves (a reconfigure first). ``change_plan`` and the role read this one table.
+SLURMD_RESTART_FILES = ("gres.conf", "cgroup.conf", "oci.conf", "plugstack.conf", "plugstack.conf.d/pyxis.conf")
 
 # Keys whose change needs a slurmctld restart (lower-case, as Slurm matches keys).
 _CTLD_RESTART = frozenset(
@@ -157,6 +172,7 @@ def change_plan(
     cgroup_changed: bool = False,
     dbd_changed: bool = False,
     topology_changed: bool = False,
+    files_changed: tuple[str, ...] | list[str] = (),
 ) -> dict[str, Any]:
     """Decide what a change needs: restarts per daemon, or a reconfigure.
 
@@ -223,6 +239,10 @@ def change_plan(
     if cgroup_changed and old_text:
         restart.add("slurmd")
         reasons.append("cgroup.conf changed: slurmd restarts")
+    for name in files_changed:
+        if name in SLURMD_RESTART_FILES and name not in ("gres.conf", "cgroup.conf") and old_text:
+            restart.add("slurmd")
+            reasons.append(f"{name} changed: slurmd restarts")
     # A restart of slurmctld re-reads everything: a reconfigure on top would only repeat it.
     if "slurmctld" in restart:
         reconfigure = False

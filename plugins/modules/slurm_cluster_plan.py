@@ -205,6 +205,16 @@ plan:
   description: C(restart) (daemons, in order), C(reconfigure), C(reasons), C(added_nodes), C(removed_nodes).
   returned: stage=plan
   type: dict
+slurmd_restart_files:
+  description: The files beside C(slurm.conf) whose change restarts slurmd (the version table's list).
+  returned: stage=plan
+  type: list
+  elements: str
+  sample: [gres.conf, cgroup.conf, oci.conf, plugstack.conf, plugstack.conf.d/pyxis.conf]
+oci_series:
+  description: The C(oci.conf) template series for the planned release, V(22.05) (up to 24.05) or V(24.11).
+  returned: stage=plan
+  type: str
 report:
   description: Lines for the operator (hosts lost, nodes kept, added or removed).
   returned: stage=plan

@@ -80,8 +80,11 @@ options:
       state:
         description:
           - V(absent) removes the file (e.g. a secret a node must not keep); its content is never read or shown.
+          - V(absent_if_managed) removes it only when one of its first three lines says
+            C(Managed by Ansible (oci_gpu.cluster) - a file the role wrote for a feature now turned off goes,
+            a site's own file at that path stays.
         type: str
-        choices: [present, absent]
+        choices: [present, absent, absent_if_managed]
         default: present
       owner:
         description: Owner name or uid.
@@ -213,6 +216,18 @@ def read_text(path: str) -> str | None:
         return None
 
 
+_MANAGED_MARK = "Managed by Ansible (oci_gpu.cluster"
+
+
+def _managed(path: str) -> bool:
+    """Whether one of the file's first three lines carries the collection's managed mark."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return any(_MANAGED_MARK in handle.readline() for _ in range(3))
+    except OSError:
+        return False
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -232,7 +247,11 @@ def main() -> None:
                     "name": {"type": "str"},
                     "content": {"type": "str"},
                     "secret_content": {"type": "str", "no_log": True},
-                    "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+                    "state": {
+                        "type": "str",
+                        "choices": ["present", "absent", "absent_if_managed"],
+                        "default": "present",
+                    },
                     "mode": {"type": "str", "default": "0644"},
                     "validate": {"type": "str"},
                 },
@@ -272,6 +291,10 @@ def main() -> None:
     for item in wanted(module.params["files"], roles):
         path = item["path"]
         name = item["name"] or path
+        if item["state"] == "absent_if_managed":
+            if not os.path.isfile(path) or not _managed(path):
+                continue
+            item = {**item, "state": "absent"}
         if item["state"] == "absent":
             if os.path.lexists(path):
                 if module._diff:

@@ -75,10 +75,12 @@ options:
     elements: path
     default: [/etc/slurm/slurm.conf, /run/slurm/conf/slurm.conf]
   conf_set:
-    description: The files, beside the live C(slurm.conf), whose SHA-256 is returned in RV(conf_sha256).
+    description:
+      - The files, beside the live C(slurm.conf), whose SHA-256 is returned in RV(conf_sha256) (empty for a
+        missing file); the topology files are added when they exist.
     type: list
     elements: str
-    default: [cgroup.conf, gres.conf, slurm.conf]
+    default: [cgroup.conf, gres.conf, slurm.conf, oci.conf, plugstack.conf]
   applied_path:
     description:
       - A file (JSON, file name to SHA-256) where the role records the configuration files the
@@ -340,7 +342,11 @@ def main() -> None:
             "weight": {"type": "int", "default": 0},
             "memory_reserve_mb": {"type": "int", "default": 0},
             "units": {"type": "list", "elements": "str", "default": []},
-            "conf_set": {"type": "list", "elements": "str", "default": ["cgroup.conf", "gres.conf", "slurm.conf"]},
+            "conf_set": {
+                "type": "list",
+                "elements": "str",
+                "default": ["cgroup.conf", "gres.conf", "slurm.conf", "oci.conf", "plugstack.conf"],
+            },
             "applied_path": {"type": "path", "default": ""},
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},

@@ -91,6 +91,29 @@ CASES = [
     ("gres only", "22.05", BASE, BASE, {"gres_changed": True}, ["slurmd"], False),
     ("cgroup only", "24.11", BASE, BASE, {"cgroup_changed": True}, ["slurmd"], False),
     ("dbd only", "22.05", BASE, BASE, {"dbd_changed": True}, ["slurmdbd"], False),
+    # containers: slurmstepd reads oci.conf and the SPANK plugin stack; slurmd restarts on both releases
+    ("oci.conf 22.05", "22.05", BASE, BASE, {"files_changed": ["oci.conf"]}, ["slurmd"], False),
+    ("oci.conf 24.11", "24.11", BASE, BASE, {"files_changed": ["oci.conf"]}, ["slurmd"], False),
+    (
+        "pyxis",
+        "24.11",
+        BASE,
+        BASE,
+        {"files_changed": ["plugstack.conf", "plugstack.conf.d/pyxis.conf"]},
+        ["slurmd"],
+        False,
+    ),
+    ("oci.conf first install", "24.11", "", BASE, {"files_changed": ["oci.conf"]}, [], False),
+    (
+        "prolog added",
+        "22.05",
+        BASE,
+        BASE + "Prolog=/etc/slurm/prolog.d/*\n",
+        {"files_changed": ["oci.conf"]},
+        ["slurmd"],
+        True,
+    ),
+    ("unrelated file", "22.05", BASE, BASE, {"files_changed": ["slurmd-dropin"]}, [], False),
     # tenants: PrivateData is re-read on a reconfigure; slurmdbd.conf's copy needs slurmdbd restarted
     ("private data", "22.05", BASE, BASE + "PrivateData=jobs,usage,users\n", {"dbd_changed": True}, ["slurmdbd"], True),
     (

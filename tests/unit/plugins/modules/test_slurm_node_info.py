@@ -135,6 +135,9 @@ def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applie
         "cgroup.conf": "",
         "gres.conf": hashlib.sha256(b"AutoDetect=off\n").hexdigest(),
         "slurm.conf": hashlib.sha256(conf.read_bytes()).hexdigest(),
+        # the containers' files, absent here
+        "oci.conf": "",
+        "plugstack.conf": "",
     }
     assert first["conf_sha256"] == want
     # Nothing recorded yet (a cluster set up before the record existed): not behind.
@@ -146,6 +149,18 @@ def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applie
     later = run_module(args, "--check")
     assert later["behind"] is True and later["applied_sha256"] == want
     applied.write_text("not json")
+    assert run_module(args, "--check")["behind"] is False
+    # oci.conf written (containers turned on) but not yet applied: behind; recorded: not.
+    conf.write_text("ClusterName=lab\n")
+    (conf.parent / "oci.conf").write_text('RunTimeRun="crun run %b"\n')
+    record = {k: v for k, v in want.items() if k not in ("oci.conf", "plugstack.conf")}
+    record["slurm.conf"] = hashlib.sha256(b"ClusterName=lab\n").hexdigest()
+    applied.write_text(json.dumps(record))
+    assert run_module(args, "--check")["behind"] is False  # a file the record does not name: not behind
+    record["oci.conf"] = hashlib.sha256(b"RunTimeRun=\"crun run %b\"\n").hexdigest()
+    applied.write_text(json.dumps(dict(record, **{"oci.conf": "0" * 64})))
+    assert run_module(args, "--check")["behind"] is True
+    applied.write_text(json.dumps(record))
     assert run_module(args, "--check")["behind"] is False
 
 

@@ -1,0 +1,92 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Filter oci_gpu.cluster.slurm_container_problems: what is wrong with the slurm role's container settings."""
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+name: slurm_container_problems
+short_description: Check the slurm role's container settings (oci.conf, enroot, pyxis) for a Slurm release
+version_added: 0.4.0
+author: contributors to the oci_gpu.cluster project
+description:
+  - Takes the role's container settings and returns one message per problem, each naming the variable and
+    its value; an empty list when they are usable.
+  - With O(version) (the release the plan follows) C(slurm_oci_config) is checked against that release's
+    C(oci.conf) keys and C(%) patterns (22.05 has no C(%U), C(%m), C(%p), no C(EnvExclude), ...); without it,
+    against the newest (before Slurm is installed).
+  - A C(Prolog) of the site's own in C(slurm_config) must still run the role's prolog (the directory glob
+    or the script, in a comma-separated list), since the containers need the directories it makes.
+positional: _input
+options:
+  _input:
+    description:
+      - C(oci_enabled), C(oci_config), C(oci_state_dir), C(pyxis_enabled), C(pyxis_args), C(enroot_base_dir),
+        C(enroot_config), C(prolog) (the C(Prolog) of C(slurm_config), empty when it sets none), C(prolog_dir).
+    type: dict
+    required: true
+  version:
+    description: The Slurm release (V(22.05), V(24.11), ...); omitted before Slurm is installed.
+    type: str
+"""
+
+EXAMPLES = r"""
+- name: Check the container settings
+  ansible.builtin.assert:
+    that: problems | length == 0
+    fail_msg: "{{ problems | join(' ') }}"
+  vars:
+    problems: >-
+      {{ {'oci_enabled': true, 'oci_config': {'EnvExclude': '^X='}}
+         | oci_gpu.cluster.slurm_container_problems('22.05') }}
+"""
+
+RETURN = r"""
+_value:
+  description: One message per problem.
+  type: list
+  elements: str
+"""
+
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+    enroot_conf_problems,
+    oci_conf_problems,
+    pyxis_args_problems,
+)
+
+
+def _true(value):
+    return str(value).strip().lower() in ("true", "yes", "1", "on")
+
+
+def slurm_container_problems(settings, version=None):
+    if not isinstance(settings, dict):
+        raise AnsibleFilterError(f"slurm_container_problems expects a dict of settings, got {settings!r}")
+    problems = []
+    oci = _true(settings.get("oci_enabled"))
+    pyxis = _true(settings.get("pyxis_enabled"))
+    if oci:
+        problems.extend(
+            oci_conf_problems(settings.get("oci_config") or {}, version or None, settings.get("oci_state_dir", ""))
+        )
+    if pyxis:
+        problems.extend(pyxis_args_problems(settings.get("pyxis_args") or {}))
+        problems.extend(enroot_conf_problems(settings.get("enroot_base_dir"), settings.get("enroot_config")))
+    prolog = str(settings.get("prolog") or "").strip()
+    prolog_dir = str(settings.get("prolog_dir") or "").rstrip("/")
+    if (oci or pyxis) and prolog:
+        wanted = {f"{prolog_dir}/*", f"{prolog_dir}/oci-gpu-containers.sh"}
+        if not wanted & {p.strip() for p in prolog.split(",")}:
+            problems.append(
+                f"slurm_config.Prolog = {prolog!r}: the containers need the role's prolog, which makes each job "
+                f"user's runtime directories; add {prolog_dir}/* (and put your script in {prolog_dir}) or "
+                f"{prolog_dir}/oci-gpu-containers.sh to the comma-separated list"
+            )
+    return problems
+
+
+class FilterModule:
+    def filters(self):
+        return {"slurm_container_problems": slurm_container_problems}
