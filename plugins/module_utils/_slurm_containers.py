@@ -43,6 +43,8 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import parse_version
+
 __all__ = [
     "OCI_KEYS",
     "enroot_conf_problems",
@@ -78,18 +80,10 @@ _CREATE_ENV = {"22.05": ("true", "false"), "24.11": ("true", "false", "null", "n
 _BOOL_KEYS = ("DisableCleanup", "IgnoreFileConfigJson")
 _BOOL_WORDS = ("true", "false", "yes", "no", "1", "0")
 _PATTERN_RE = re.compile(r"%(.)")
-_VERSION_RE = re.compile(r"(\d+)\.(\d+)")
 
 
 def _version(value: Any) -> tuple[int, int] | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, (tuple, list)) and len(value) >= 2:
-        return int(value[0]), int(value[1])
-    match = _VERSION_RE.search(str(value))
-    if not match:
-        raise ValueError(f"cannot read a Slurm version from {value!r}")
-    return int(match.group(1)), int(match.group(2))
+    return None if value is None or value == "" else parse_version(value)
 
 
 def oci_series(version: Any) -> str:
