@@ -32,6 +32,15 @@ options:
     description: The host, for the message.
     type: str
     required: true
+  found:
+    description: Whether the plugin file exists; false - the message says it is missing and names O(packages).
+    type: bool
+    default: true
+  packages:
+    description: What C(slurm_pyxis_packages) installs, for the message about a missing plugin.
+    type: list
+    elements: str
+    default: []
 """
 
 EXAMPLES = r"""
@@ -56,9 +65,9 @@ from ansible.errors import AnsibleFilterError
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import pyxis_version_problem
 
 
-def slurm_pyxis_problem(built: Any, slurm: Any, path: Any, host: Any) -> str:
+def slurm_pyxis_problem(built: Any, slurm: Any, path: Any, host: Any, found: Any = True, packages: Any = ()) -> str:
     try:
-        return pyxis_version_problem(built or None, slurm, str(path), str(host))
+        return pyxis_version_problem(built or None, slurm, str(path or ""), str(host), bool(found), packages)
     except ValueError as exc:
         raise AnsibleFilterError(f"slurm_pyxis_problem: {exc}") from exc
 

@@ -219,8 +219,12 @@ def plugin_version(data: bytes) -> tuple[int, int, int] | None:
     return None
 
 
-def pyxis_version_problem(plugin: Any, slurm: Any, path: str, host: str) -> str:
-    """Refuse a pyxis built for another Slurm release than the one this host runs."""
+def pyxis_version_problem(plugin: Any, slurm: Any, path: str, host: str, found: bool = True, packages: Any = ()) -> str:
+    """Refuse a missing pyxis, or one built for another Slurm release than the one this host runs."""
+    if not found:
+        where = path or "spank_pyxis.so in Slurm's plugin directories"
+        given = ", ".join(map(str, packages or ())) or "none given"
+        return f"{host}: no {where} (slurm_pyxis_packages installs it: {given})"
     if plugin is None:
         return (
             f"{host}: {path} has no plugin_version symbol: it is not a Slurm SPANK plugin built with "

@@ -116,7 +116,7 @@ def main() -> None:
             found = plugin_version(handle.read())
     except (OSError, ValueError) as exc:
         module.fail_json(msg=f"slurm_plugin_version: cannot read {path}: {exc}", path=path)
-    version = ".".join(str(n) for n in found) if found else ""
+    version = f"{found[0]}.{found[1]:02d}.{found[2]}" if found else ""
     module.exit_json(changed=False, path=path, found=True, version=version)
 
 

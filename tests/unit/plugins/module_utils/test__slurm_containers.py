@@ -158,3 +158,12 @@ def test_pyxis_version_problem_names_both_releases() -> None:
     message = pyxis_version_problem("22.05.8", "24.11.5", path, "gpu1")
     assert message.startswith("gpu1: pyxis (" + path + ") was built for Slurm 22.05, but this host runs Slurm 24.11")
     assert "no plugin_version symbol" in pyxis_version_problem(None, "24.11", path, "gpu1")
+    assert pyxis_version_problem(
+        None, "24.11", "", "gpu1", found=False, packages=["enroot", "nvslurm-plugin-pyxis"]
+    ) == (
+        "gpu1: no spank_pyxis.so in Slurm's plugin directories (slurm_pyxis_packages installs it: enroot, "
+        "nvslurm-plugin-pyxis)"
+    )
+    assert pyxis_version_problem(None, "24.11", "/opt/p.so", "gpu1", found=False) == (
+        "gpu1: no /opt/p.so (slurm_pyxis_packages installs it: none given)"
+    )

@@ -157,7 +157,7 @@ def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applie
     record["slurm.conf"] = hashlib.sha256(b"ClusterName=lab\n").hexdigest()
     applied.write_text(json.dumps(record))
     assert run_module(args, "--check")["behind"] is False  # a file the record does not name: not behind
-    record["oci.conf"] = hashlib.sha256(b"RunTimeRun=\"crun run %b\"\n").hexdigest()
+    record["oci.conf"] = hashlib.sha256(b'RunTimeRun="crun run %b"\n').hexdigest()
     applied.write_text(json.dumps(dict(record, **{"oci.conf": "0" * 64})))
     assert run_module(args, "--check")["behind"] is True
     applied.write_text(json.dumps(record))

@@ -1,0 +1,81 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The slurm role's container filters: every setting's problem in one list, a site's own Prolog kept
+only when it still runs the role's, pyxis refused when missing or of another release."""
+
+from __future__ import annotations
+
+import pytest
+from ansible.errors import AnsibleFilterError
+
+from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_container_problems import slurm_container_problems
+from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_enroot_paths import slurm_enroot_paths
+from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_pyxis_problem import slurm_pyxis_problem
+
+ON = {
+    "oci_enabled": True,
+    "oci_config": {},
+    "oci_state_dir": "/run/slurm-oci",
+    "pyxis_enabled": True,
+    "pyxis_args": {"runtime_path": "/run/pyxis", "container_scope": "job", "sbatch_support": 1},
+    "enroot_base_dir": "/mnt/localdisk",
+    "enroot_config": {},
+    "prolog": "",
+    "prolog_dir": "/etc/slurm/prolog.d",
+}
+
+
+def test_the_defaults_pass() -> None:
+    assert slurm_container_problems(ON, "22.05") == []
+    assert slurm_container_problems(ON, "24.11.5") == []
+    assert slurm_container_problems(ON) == []
+
+
+def test_every_problem_at_once() -> None:
+    bad = dict(ON, oci_config={"EnvExclude": "^X="}, pyxis_args={"container_scope": "node"}, enroot_base_dir="rel")
+    problems = slurm_container_problems(bad, "22.05.8")
+    assert len(problems) == 3, problems
+    assert problems[0].startswith("slurm_oci_config.EnvExclude: Slurm 22.05 up to 24.05 does not know")
+    assert problems[1].startswith("slurm_pyxis_args.container_scope = 'node'")
+    assert problems[2].startswith("slurm_enroot_base_dir = 'rel'")
+    # switched off, their settings are not judged
+    assert slurm_container_problems(dict(bad, oci_enabled="false", pyxis_enabled=False), "22.05") == []
+
+
+@pytest.mark.parametrize(
+    ("prolog", "ok"),
+    [
+        ("/etc/slurm/prolog.d/*", True),
+        ("/usr/local/sbin/site-prolog,/etc/slurm/prolog.d/oci-gpu-containers.sh", True),
+        ("/usr/local/sbin/site-prolog", False),
+    ],
+)
+def test_a_site_prolog_must_still_run_the_roles(prolog, ok) -> None:
+    problems = slurm_container_problems(dict(ON, prolog=prolog), "24.11")
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert problems[0].startswith("slurm_config.Prolog = '/usr/local/sbin/site-prolog': the containers need")
+
+
+def test_not_a_dict() -> None:
+    with pytest.raises(AnsibleFilterError, match="expects a dict"):
+        slurm_container_problems(["oci"], "24.11")
+
+
+def test_pyxis_problem_filter() -> None:
+    path = "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so"
+    assert slurm_pyxis_problem("24.11.5", "24.11.5", path, "gpu1") == ""
+    assert "built for Slurm 22.05, but this host runs Slurm 24.11" in slurm_pyxis_problem(
+        "22.5.8", "24.11", path, "gpu1"
+    )
+    assert slurm_pyxis_problem("", "24.11", "", "gpu1", False, ["nvslurm-plugin-pyxis"]).startswith(
+        "gpu1: no spank_pyxis.so in Slurm's plugin directories"
+    )
+    with pytest.raises(AnsibleFilterError, match="cannot read a Slurm version"):
+        slurm_pyxis_problem("24.11", "unknown", path, "gpu1")
+
+
+def test_enroot_paths_filter() -> None:
+    assert slurm_enroot_paths("/var/tmp")["ENROOT_RUNTIME_PATH"] == "/var/tmp/enroot/runtime/user-$(id -u)"
+    with pytest.raises(AnsibleFilterError, match="absolute directory"):
+        slurm_enroot_paths("scratch")
