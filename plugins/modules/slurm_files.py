@@ -223,7 +223,8 @@ def _managed(path: str) -> bool:
     """Whether one of the file's first three lines carries the collection's managed mark."""
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
-            return any(_MANAGED_MARK in handle.readline() for _ in range(3))
+            head = [handle.readline() for _line in range(3)]
+        return any(_MANAGED_MARK in line for line in head)
     except OSError:
         return False
 

@@ -128,7 +128,7 @@ def test_the_prolog_makes_each_users_directories(rendered, tmp_path, series, nam
     )
     script = script.replace("/mnt/localdisk/enroot", f"{tmp_path}/enroot")
     env = dict(os.environ, SLURM_JOB_UID=str(os.getuid()), SLURM_JOB_USER="root")
-    for _ in range(2):  # a second job of the same user finds them made
+    for _job in range(2):  # a second job of the same user finds them made
         res = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
         assert res.returncode == 0, res.stderr
     parent = tmp_path / "run" / "slurm-oci"
