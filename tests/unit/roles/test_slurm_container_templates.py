@@ -131,6 +131,15 @@ def test_the_prolog_makes_each_users_directories(rendered, tmp_path, series, nam
     for _job in range(2):  # a second job of the same user finds them made
         res = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
         assert res.returncode == 0, res.stderr
+    # Jobs of one user starting together on a node: many prologs at once, none may fail.
+    for round_ in range(5):
+        root = tmp_path / f"race{round_}"
+        racing = script.replace(str(tmp_path), str(root))
+        procs = [
+            subprocess.Popen(["sh", "-c", racing], env=env, stderr=subprocess.PIPE, text=True) for _job in range(8)
+        ]
+        errors = [p.communicate()[1] for p in procs if p.wait() != 0]
+        assert not errors, errors
     parent = tmp_path / "run" / "slurm-oci"
     assert stat.S_IMODE(parent.stat().st_mode) == 0o755
     assert stat.S_IMODE((parent / name_var).stat().st_mode) == 0o700
