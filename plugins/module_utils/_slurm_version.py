@@ -233,14 +233,10 @@ def change_plan(
         reconfigure = True
         reasons.append("the topology file changed: reconfigure")
     # On a first install (no live slurm.conf) the daemons are simply started afterwards.
-    if gres_changed and old_text:
-        restart.add("slurmd")
-        reasons.append("gres.conf changed: slurmd restarts")
-    if cgroup_changed and old_text:
-        restart.add("slurmd")
-        reasons.append("cgroup.conf changed: slurmd restarts")
-    for name in files_changed:
-        if name in SLURMD_RESTART_FILES and name not in ("gres.conf", "cgroup.conf") and old_text:
+    changed_files = set(files_changed) | ({"gres.conf"} if gres_changed else set())
+    changed_files |= {"cgroup.conf"} if cgroup_changed else set()
+    for name in SLURMD_RESTART_FILES:
+        if name in changed_files and old_text:
             restart.add("slurmd")
             reasons.append(f"{name} changed: slurmd restarts")
     # A restart of slurmctld re-reads everything: a reconfigure on top would only repeat it.
