@@ -43,7 +43,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import parse_version
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS, parse_version
 
 __all__ = [
     "OCI_KEYS",
@@ -162,6 +162,16 @@ def oci_conf_problems(config: Any, version: Any = None, state_dir: Any = "") -> 
 
 
 # --- SPANK plugins (pyxis) ----------------------------------------------------------------
+
+
+# Where a SPANK plugin such as pyxis may lie: Slurm's own plugin directories, then the ones NVIDIA's
+# and source builds of pyxis install into (slurm_plugin_version's default).
+SPANK_PLUGIN_DIRS = (
+    *PLUGIN_DIRS,
+    "/usr/lib/x86_64-linux-gnu/slurm",
+    "/usr/lib/aarch64-linux-gnu/slurm",
+    "/usr/local/lib/slurm",
+)
 
 
 def plugin_version(data: bytes) -> tuple[int, int, int] | None:

@@ -27,16 +27,18 @@ options:
     type: str
     default: spank_pyxis.so
   dirs:
-    description: Directories searched in order (Debian's and NVIDIA's layouts, then RPM layouts).
+    description:
+      - Directories searched in order.
+      - Slurm's plugin directories (Debian's and RPM layouts), then where NVIDIA's and source builds of pyxis install.
     type: list
     elements: str
     default:
       - /usr/lib/x86_64-linux-gnu/slurm-wlm
-      - /usr/lib/x86_64-linux-gnu/slurm
       - /usr/lib/aarch64-linux-gnu/slurm-wlm
-      - /usr/lib/aarch64-linux-gnu/slurm
       - /usr/lib64/slurm
       - /usr/lib/slurm
+      - /usr/lib/x86_64-linux-gnu/slurm
+      - /usr/lib/aarch64-linux-gnu/slurm
       - /usr/local/lib/slurm
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
@@ -75,7 +77,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import plugin_version
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import SPANK_PLUGIN_DIRS, plugin_version
 
 
 def main() -> None:
@@ -86,15 +88,7 @@ def main() -> None:
             "dirs": {
                 "type": "list",
                 "elements": "str",
-                "default": [
-                    "/usr/lib/x86_64-linux-gnu/slurm-wlm",
-                    "/usr/lib/x86_64-linux-gnu/slurm",
-                    "/usr/lib/aarch64-linux-gnu/slurm-wlm",
-                    "/usr/lib/aarch64-linux-gnu/slurm",
-                    "/usr/lib64/slurm",
-                    "/usr/lib/slurm",
-                    "/usr/local/lib/slurm",
-                ],
+                "default": list(SPANK_PLUGIN_DIRS),
             },
         },
         supports_check_mode=True,

@@ -9,8 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+    SPANK_PLUGIN_DIRS,
     enroot_conf_problems,
     enroot_paths,
     oci_conf_problems,
@@ -18,6 +20,12 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers 
     plugin_version,
     pyxis_args_problems,
     pyxis_version_problem,
+)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS
+from ansible_collections.oci_gpu.cluster.plugins.modules import (
+    slurm_config_check,
+    slurm_node_info,
+    slurm_plugin_version,
 )
 
 
@@ -167,3 +175,22 @@ def test_pyxis_version_problem_names_both_releases() -> None:
     assert pyxis_version_problem(None, "24.11", "/opt/p.so", "gpu1", found=False) == (
         "gpu1: no /opt/p.so (slurm_pyxis_packages installs it: none given)"
     )
+
+
+def test_plugin_directories_one_list_each() -> None:
+    """Slurm's plugin directories and the SPANK search list live in module_utils; every module's
+    documented default is that list (ansible-doc shows what the module searches)."""
+    assert PLUGIN_DIRS[:1] == ("/usr/lib/x86_64-linux-gnu/slurm-wlm",)
+    assert SPANK_PLUGIN_DIRS[: len(PLUGIN_DIRS)] == PLUGIN_DIRS
+    assert set(SPANK_PLUGIN_DIRS) - set(PLUGIN_DIRS) == {
+        "/usr/lib/x86_64-linux-gnu/slurm",
+        "/usr/lib/aarch64-linux-gnu/slurm",
+        "/usr/local/lib/slurm",
+    }
+    for module, option, expected in (
+        (slurm_node_info, "plugin_dirs", PLUGIN_DIRS),
+        (slurm_config_check, "plugin_dirs", PLUGIN_DIRS),
+        (slurm_plugin_version, "dirs", SPANK_PLUGIN_DIRS),
+    ):
+        documented = yaml.safe_load(module.DOCUMENTATION)["options"][option]["default"]
+        assert tuple(documented) == expected, module.__name__
