@@ -122,6 +122,10 @@ options:
     description: The slurmd binary.
     type: path
     default: slurmd
+  sysctl_dir:
+    description: Where the kernel settings are read (C(userns_limits)).
+    type: path
+    default: /proc/sys
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
     type: list
@@ -211,6 +215,13 @@ nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
   type: bool
+userns_limits:
+  description:
+    - The node's user namespace limits (C(user.max_user_namespaces), C(user.max_mnt_namespaces)),
+      which rootless containers need; C(null) where the kernel has no such setting.
+  returned: always
+  type: dict
+  sample: {"user.max_user_namespaces": 63704, "user.max_mnt_namespaces": 63704}
 topology_plugins:
   description: The topology plugins the installed Slurm has (C(topology_<name>.so)), by name.
   returned: always
@@ -308,6 +319,18 @@ def applied_record(path: str) -> dict[str, str]:
     return read_record(path)
 
 
+USERNS_SYSCTLS = ("user.max_user_namespaces", "user.max_mnt_namespaces")
+
+
+def _sysctl(root: str, key: str) -> int | None:
+    """A kernel setting as a number, read under ``root`` (``/proc/sys``); None where there is none."""
+    try:
+        with open(os.path.join(root, *key.split(".")), encoding="ascii") as handle:
+            return int(handle.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def topology_plugins(plugin_dirs: list[str]) -> list[str]:
     """Names of the topology plugins in the first plugin directory that exists (``tree``, ``block``...)."""
     for directory in plugin_dirs:
@@ -351,6 +374,7 @@ def main() -> None:
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
+            "sysctl_dir": {"type": "path", "default": "/proc/sys"},
             "topology_imds_url": {"type": "str", "default": ""},
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
@@ -395,6 +419,7 @@ def main() -> None:
         "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
+        "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

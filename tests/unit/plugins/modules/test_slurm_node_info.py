@@ -279,3 +279,16 @@ def test_topology_plugins_and_live_topology_files_are_reported(node: Path) -> No
     applied.write_text(json.dumps(out["conf_sha256"]))
     (node / "topology.conf").write_text("SwitchName=s1 Nodes=gpu[1-2]\n")
     assert run_module(args, "--check")["behind"] is True
+
+
+def test_user_namespace_limits_are_read_for_rootless_containers(node: Path) -> None:
+    sysctl = node / "sys"
+    (sysctl / "user").mkdir(parents=True)
+    (sysctl / "user" / "max_user_namespaces").write_text("15000\n")
+    args = {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "no-slurmd"), "sysctl_dir": str(sysctl)}
+    out = run_module(args, "--check")
+    assert out["userns_limits"] == {"user.max_user_namespaces": 15000, "user.max_mnt_namespaces": None}
+    # this machine's own kernel has both settings
+    real = run_module({**args, "sysctl_dir": "/proc/sys"}, "--check")["userns_limits"]
+    assert sorted(real) == ["user.max_mnt_namespaces", "user.max_user_namespaces"]
+    assert all(isinstance(v, int) for v in real.values()), real
