@@ -262,6 +262,7 @@ from typing import Any
 
 from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
+from ansible.utils.unsafe_proxy import wrap_var
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils import _oci_inventory as inv
@@ -357,7 +358,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         compose, groups, keyed = self.get_option("compose"), self.get_option("groups"), self.get_option("keyed_groups")
         known: set[str] = set()
         for host in hosts:
-            name = host["name"]
+            # Names and tags are whatever anyone allowed to rename an instance wrote: data, never a
+            # template (ansible-core 2.17 and 2.18 would render them where the OCI keys live).
+            name = wrap_var(host["name"])
             for group in host["groups"]:
                 if group not in known:
                     self.inventory.add_group(group)
@@ -366,9 +369,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             for group in host["groups"][1:]:
                 self.inventory.add_child(group, name)
             for key, value in host["vars"].items():
-                self.inventory.set_variable(name, key, value)
+                self.inventory.set_variable(name, key, wrap_var(value))
             if compose or groups or keyed:
-                hostvars = host["all_vars"]
+                hostvars = wrap_var(host["all_vars"])
                 self._set_composite_vars(compose, hostvars, name, strict=strict)
                 self._add_host_to_composed_groups(groups, hostvars, name, strict=strict)
                 self._add_host_to_keyed_groups(keyed, hostvars, name, strict=strict)

@@ -897,3 +897,60 @@ def test_two_clusters_side_by_side_through_ansible_inventory(two_clusters: Any) 
     assert run.rc == 0, run.stderr
     assert rogue in run.data["slurm_login"]["hosts"]
     assert run.stderr.count("freeform_slurm_roles is on") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Strings from the API are data: no ansible-core version templates them (issue 35, item 5)
+# ---------------------------------------------------------------------------------------------
+HOSTILE_PLAY = """\
+- name: Use every API-sourced string the way playbooks do
+  hosts: all
+  gather_facts: false
+  tasks:
+    - name: Show them
+      ansible.builtin.debug:
+        msg: >-
+          {{ inventory_hostname }} {{ oci_display_name }} {{ oci_freeform_tags }}
+          {{ oci_defined_tags }} {{ label }} {{ team }} {{ group_names }}
+"""
+
+
+@pytest.mark.slow
+def test_display_names_and_tags_are_never_templated(tmp_path: Path) -> None:
+    """An instance whose display name, freeform tag and defined tag hold a pipe lookup: reading the
+    inventory (the example's keyed_groups, compose and keyed groups over the tags) and a play that
+    prints each value run nothing on the control node, and the values arrive unchanged."""
+    data = generate(seed=35, hosts=4, compartments=2, regions=1, gpu_shapes={"BM.GPU.H100.8": 1})
+    marks = {k: tmp_path / f"pwned-{k}" for k in ("name", "freeform", "defined")}
+    evil = {k: "{{ lookup('pipe', 'touch " + str(p) + "') }}" for k, p in marks.items()}
+    inst = next(i for r in data["regions"].values() for i in r["instances"] if i["lifecycleState"] == "RUNNING")
+    inst["displayName"] = evil["name"]
+    inst["freeformTags"]["team"] = evil["freeform"]
+    inst["definedTags"]["hpc"]["team"] = evil["defined"]
+    with running_emulator(data, tmp_path / "emu") as running:
+        path = running.inventory_file(
+            "hostile",
+            hostnames=["display_name", "id"],
+            compose={"label": "oci_display_name", "team": "oci_freeform_tags.team"},
+            keyed_groups=[
+                {"key": "oci_defined_tags['oci-gpu'].cluster | default('none')", "prefix": "cluster"},
+                {"key": "oci_freeform_tags.team", "prefix": "ff"},
+                {"key": "oci_defined_tags.hpc.team", "prefix": "dt"},
+                {"key": "oci_display_name", "prefix": "dn"},
+            ],
+        )
+        listed = ansible_inventory(path)
+        assert listed.rc == 0, listed.stderr
+        hv = listed.data["_meta"]["hostvars"]
+        assert evil["name"] in hv, sorted(hv)
+        assert hv[evil["name"]]["oci_display_name"] == evil["name"]
+        assert hv[evil["name"]]["label"] == evil["name"]
+        assert hv[evil["name"]]["team"] == evil["freeform"]
+        assert hv[evil["name"]]["oci_defined_tags"]["hpc"]["team"] == evil["defined"]
+        play = tmp_path / "hostile.yml"
+        play.write_text(HOSTILE_PLAY)
+        cmd = [str(VENV_BIN / "ansible-playbook"), "-i", str(path), str(play)]
+        ran = subprocess.run(cmd, env=inventory_env(path), capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert "lookup('pipe'" in ran.stdout
+    assert [k for k, p in marks.items() if p.exists()] == []
