@@ -15,6 +15,8 @@ GetInstance + ListVnicAttachments + GetVnic + GetSubnet, serially), measured on 
 the same latency and extrapolated linearly per host.
 
 Usage: python tests/bench/bench_inventory.py [S M L M-throttled M-base] [--no-oracle-model]
+``OCI_GPU_BENCH_SMOKE=1`` (the test command's smoke run): the ``smoke`` scenario (60 hosts, 2 regions,
+no latency) and the per-host model on 10 hosts of it.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ sys.path.insert(0, str(REPO / "build" / "collections"))
 
 from tests.oci_emulator.testing import _unwrap, ansible_inventory  # noqa: E402
 
+SMOKE = os.environ.get("OCI_GPU_BENCH_SMOKE") == "1"
 SCENARIOS: dict[str, dict[str, Any]] = {
+    "smoke": {"hosts": 60, "compartments": 4, "regions": 2, "latency_ms": 0},
     "S": {"hosts": 500, "compartments": 10, "regions": 1, "latency_ms": 0},
     "M": {"hosts": 5000, "compartments": 51, "regions": 3, "latency_ms": 30},
     "L": {"hosts": 20000, "compartments": 201, "regions": 3, "latency_ms": 30},
@@ -259,18 +263,19 @@ def oracle_model(params: dict[str, Any], workdir: Path, sample_hosts: int) -> di
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("scenarios", nargs="*", default=["S", "M", "L", "M-throttled", "M-base"])
+    ap.add_argument("scenarios", nargs="*", default=["smoke"] if SMOKE else ["S", "M", "L", "M-throttled", "M-base"])
     ap.add_argument(
         "--oracle-model", action=argparse.BooleanOptionalAction, default=True, help="also run the per-host model"
     )
-    ap.add_argument("--oracle-sample-hosts", type=int, default=150)
+    ap.add_argument("--oracle-sample-hosts", type=int, default=10 if SMOKE else 150)
     args = ap.parse_args()
     os.environ.setdefault("PYTHONHASHSEED", "0")
     with tempfile.TemporaryDirectory(prefix="bench-inventory-") as tmp:
         for name in args.scenarios:
             print(json.dumps(run_scenario(name, SCENARIOS[name], Path(tmp))), flush=True)
         if args.oracle_model:
-            print(json.dumps(oracle_model(SCENARIOS["M"], Path(tmp), args.oracle_sample_hosts)), flush=True)
+            model = SCENARIOS["smoke" if SMOKE else "M"]
+            print(json.dumps(oracle_model(model, Path(tmp), args.oracle_sample_hosts)), flush=True)
     return 0
 
 
