@@ -11,9 +11,10 @@ version_added: 0.4.0
 author: contributors to the oci_gpu.cluster project
 description:
   - Returns C(ENROOT_RUNTIME_PATH), C(ENROOT_DATA_PATH) and C(ENROOT_CACHE_PATH) for C(enroot.conf)
-    (C(<base>/enroot/<kind>/user-$(id -u)), which enroot expands for each user) and C(parents), the three
-    parent directories separated by spaces, which the role's root prolog makes (0755) with each job
-    user's own directory (0700) inside.
+    (C(<base>/enroot/<kind>/user-$(id -u)), which enroot expands for each user), C(top) (C(<base>/enroot))
+    and C(parents), the three parent directories separated by spaces. The role's root prolog makes
+    C(top) and the parents (root's alone, 0755; a planted link or another owner is refused) with each
+    job user's own directory (0700) inside.
 positional: _input
 options:
   _input:
@@ -30,7 +31,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 _value:
-  description: C(ENROOT_RUNTIME_PATH), C(ENROOT_DATA_PATH), C(ENROOT_CACHE_PATH) and C(parents).
+  description: C(ENROOT_RUNTIME_PATH), C(ENROOT_DATA_PATH), C(ENROOT_CACHE_PATH), C(top) and C(parents).
   type: dict
 """
 

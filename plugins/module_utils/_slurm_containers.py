@@ -258,12 +258,14 @@ _ENROOT_DIRS = ("runtime", "data", "cache")
 
 
 def enroot_paths(base: str) -> dict[str, str]:
-    """enroot's per-user directories under base: ENROOT_{RUNTIME,DATA,CACHE}_PATH and their parents.
+    """enroot's per-user directories under base: ENROOT_{RUNTIME,DATA,CACHE}_PATH, their parents and
+    ``top`` (<base>/enroot, which holds the parents: root's alone, made by the prolog).
 
     The values keep enroot's own shell syntax ($(id -u)), which enroot expands per user.
     """
     root = str(base).rstrip("/") + "/enroot"
     out = {f"ENROOT_{d.upper()}_PATH": f"{root}/{d}/user-$(id -u)" for d in _ENROOT_DIRS}
+    out["top"] = root
     out["parents"] = " ".join(f"{root}/{d}" for d in _ENROOT_DIRS)
     return out
 

@@ -128,6 +128,7 @@ def test_the_prolog_makes_each_users_directories(rendered, tmp_path, series, nam
     )
     script = script.replace("/mnt/localdisk/enroot", f"{tmp_path}/enroot")
     env = dict(os.environ, SLURM_JOB_UID=str(os.getuid()), SLURM_JOB_USER="root")
+    (tmp_path / "run").mkdir()  # /run is always there; the base directory too
     for _job in range(2):  # a second job of the same user finds them made
         res = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
         assert res.returncode == 0, res.stderr
@@ -135,6 +136,7 @@ def test_the_prolog_makes_each_users_directories(rendered, tmp_path, series, nam
     for round_ in range(5):
         root = tmp_path / f"race{round_}"
         racing = script.replace(str(tmp_path), str(root))
+        (root / "run").mkdir(parents=True)
         procs = [
             subprocess.Popen(["sh", "-c", racing], env=env, stderr=subprocess.PIPE, text=True) for _job in range(8)
         ]
@@ -169,3 +171,81 @@ def test_pyxis_and_enroot_files(rendered) -> None:
 def test_the_sysctl_file_never_lowers_a_limit(rendered) -> None:
     lines = [line for line in rendered["24.11"]["sysctl"].splitlines() if line and line[0] != "#"]
     assert lines == ["user.max_user_namespaces = 100000", "user.max_mnt_namespaces = 65536"]
+
+
+def _as_user(uid: int, script: str) -> None:
+    """Run ``script`` with sh as an ordinary user (uid and gid ``uid``, no supplementary groups)."""
+    cmd = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sh", "-ec", script]
+    res = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.fixture
+def scratch() -> Any:
+    """A world-writable sticky base directory, as local NVMe scratch (nvme_scratch_mount_mode 1777) or
+    /var/tmp are, under /var/tmp so that ordinary users can reach it."""
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="oci-gpu-prolog-", dir="/var/tmp"))
+    path.chmod(0o1777)
+    yield path
+    shutil.rmtree(path)
+
+
+ALICE, BOB = 4242, 4243
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the prolog runs as root; planting needs setpriv as root")
+@pytest.mark.parametrize("plant", ["symlink to a root directory", "parent owned by another user"])
+def test_the_prolog_never_hands_a_user_anything_outside_the_base(rendered, scratch, plant) -> None:
+    """A job user who plants <base>/enroot/runtime/user-<uid> -> a root directory would get it chowned
+    (chown follows links); a parent another user made would let that user swap the job user's
+    directory. The prolog refuses both, says so, and changes no owner."""
+    (scratch / "run").mkdir()
+    victim = scratch / "victim"
+    victim.mkdir(mode=0o755)
+    (victim / "passwd").write_text("root:x:0:0\n")
+    base = scratch / "base"
+    base.mkdir()
+    base.chmod(0o1777)
+    if plant.startswith("symlink"):
+        _as_user(ALICE, f"mkdir -p {base}/enroot/runtime; ln -s {victim} {base}/enroot/runtime/user-{ALICE}")
+    else:
+        _as_user(BOB, f"mkdir -p {base}/enroot/data; chmod 0755 {base}/enroot {base}/enroot/data")
+    script = rendered["24.11"]["prolog"].replace("/run/slurm-oci", f"{scratch}/run/slurm-oci")
+    script = script.replace("/mnt/localdisk/enroot", f"{base}/enroot")
+    env = dict(os.environ, SLURM_JOB_UID=str(ALICE), SLURM_JOB_USER="alice", SLURM_JOB_ID="7")
+    res = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
+    assert (victim.stat().st_uid, (victim / "passwd").stat().st_uid) == (0, 0)
+    assert res.returncode != 0, "the prolog accepted a planted path"
+    assert f"{base}/enroot" in res.stderr and "refused" in res.stderr, res.stderr
+    handed = [str(p) for p in scratch.rglob("*") if not p.is_symlink() and p.lstat().st_uid == ALICE]
+    # hers: what she planted, and crun's state directory the prolog made first
+    assert [p for p in handed if not p.startswith((f"{base}/enroot", f"{scratch}/run/slurm-oci/{ALICE}"))] == []
+    if plant.startswith("parent"):
+        assert not (base / "enroot" / "data" / f"user-{ALICE}").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the prolog runs as root and chowns to the job user")
+def test_the_prolog_makes_root_owned_parents_under_a_world_writable_base(rendered, scratch) -> None:
+    (scratch / "run").mkdir()
+    script = rendered["24.11"]["prolog"].replace("/run/slurm-oci", f"{scratch}/run/slurm-oci")
+    script = script.replace("/mnt/localdisk/enroot", f"{scratch}/enroot")
+    env = dict(os.environ, SLURM_JOB_UID=str(ALICE), SLURM_JOB_USER="alice", SLURM_JOB_ID="8")
+    res = subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stderr
+    top = scratch / "enroot"
+    assert (top.stat().st_uid, stat.S_IMODE(top.stat().st_mode)) == (0, 0o755)
+    for kind in ("runtime", "data", "cache"):
+        own = top / kind / f"user-{ALICE}"
+        assert (own.parent.stat().st_uid, stat.S_IMODE(own.parent.stat().st_mode)) == (0, 0o755)
+        assert (own.stat().st_uid, stat.S_IMODE(own.stat().st_mode)) == (ALICE, 0o700)
+    # the user may now write in their own directory only
+    _as_user(ALICE, f"touch {top}/runtime/user-{ALICE}/ok")
+    denied = subprocess.run(
+        ["setpriv", f"--reuid={ALICE}", f"--regid={ALICE}", "--clear-groups", "touch", f"{top}/runtime/x"],
+        capture_output=True,
+        check=False,
+    )
+    assert denied.returncode != 0

@@ -106,6 +106,7 @@ def test_enroot_paths_and_problems() -> None:
     assert paths["ENROOT_DATA_PATH"] == "/mnt/localdisk/enroot/data/user-$(id -u)"
     assert paths["ENROOT_CACHE_PATH"] == "/mnt/localdisk/enroot/cache/user-$(id -u)"
     assert paths["parents"] == "/mnt/localdisk/enroot/runtime /mnt/localdisk/enroot/data /mnt/localdisk/enroot/cache"
+    assert paths["top"] == "/mnt/localdisk/enroot"
     assert enroot_conf_problems("/mnt/localdisk", {"ENROOT_SQUASH_OPTIONS": "-comp lzo"}) == []
     assert enroot_conf_problems("scratch", {"squash": "x"}) == [
         "slurm_enroot_base_dir = 'scratch': give an absolute path without spaces",
