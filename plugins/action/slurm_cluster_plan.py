@@ -33,6 +33,7 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "gres_autodetect": {"type": "str", "default": "auto"},
     "accounting": {"type": "raw"},
     "nodes_removed": {"type": "list", "elements": "str", "default": []},
+    "removed": {"type": "list", "elements": "str", "default": []},
     "max_failed_compute": {"type": "raw", "default": DEFAULT_MAX_FAILED_COMPUTE},
     "conf_dir": {"type": "str", "default": "/etc/slurm"},
     "topology": {"type": "str", "choices": ["auto", "tree", "block", "none"], "default": "none"},
@@ -58,7 +59,7 @@ class ActionModule(ActionBase):
         if validation.error_messages:
             raise AnsibleActionFail("slurm_cluster_plan: " + "; ".join(validation.error_messages))
         args = validation.validated_parameters
-        keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed")
+        keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed", "removed")
         cluster = {k: args[k] for k in (*keys, "max_failed_compute", "conf_dir", "topology")}
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None

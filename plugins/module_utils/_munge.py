@@ -36,3 +36,32 @@ def key_problem(text: object) -> str:
     except ValueError as exc:
         return str(exc)
     return ""
+
+
+def swap_problem(states: dict, source: str, rotate: bool) -> str:
+    """Why writing the key would replace the cluster's own munge key, or "" when it would not.
+
+    ``states``: per host in the run, what the munge_key module read in check mode (``key_changed``,
+    ``current_digest``, ``recorded``). A host that would get another key holds the cluster's key when
+    this role recorded it there, or when other hosts share it (munge's package makes each fresh host
+    a key of its own). Replacing that key is a rotation: only with ``rotate``."""
+    changing = {
+        host: state
+        for host, state in states.items()
+        if isinstance(state, dict) and state.get("key_changed") and state.get("current_digest")
+    }
+    held: dict[str, int] = {}
+    for state in changing.values():
+        held[state["current_digest"]] = held.get(state["current_digest"], 0) + 1
+    cluster = sorted(h for h, s in changing.items() if s.get("recorded") or held[s["current_digest"]] > 1)
+    if not cluster or rotate:
+        return ""
+    shown = ", ".join(cluster[:20]) + (f" (+{len(cluster) - 20} more)" if len(cluster) > 20 else "")
+    return (
+        f"this run would replace the munge key on {len(cluster)} host(s) that hold the cluster's key ({shown}: "
+        f"written there by this role, or shared by several hosts) with another one (munge_key, or when it is "
+        f"empty the key on {source}). Nothing was changed: a key swap makes the hosts stop trusting each "
+        f"other and running jobs end NODE_FAIL. If {source} was rebuilt or reinstalled, give the cluster's "
+        "key in munge_key or put it back on that host; to change the key on purpose, set munge_key_rotate: "
+        "true and run over every host at once (README, 'Rotating the munge key')."
+    )

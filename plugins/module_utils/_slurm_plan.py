@@ -130,6 +130,42 @@ def partitions_from_conf(text: str | None) -> list[dict[str, Any]]:
     return sorted(out, key=lambda r: r["name"])
 
 
+def _controller_names(value: str) -> list[str]:
+    """Host names of a SlurmctldHost value as parse_slurm_conf joins them (``ctl1,ctl2(10.0.0.3)``)."""
+    return [part.split("(", 1)[0].strip() for part in value.split(",") if part.strip()]
+
+
+def losses(live_text: str, new_text: str, removed: Iterable[str]) -> list[str]:
+    """What the new slurm.conf takes away that the live one has: accounting through slurmdbd, a
+    controller (primary or backup). Each is refused unless ``removed`` (slurm_removed) names it: an
+    inventory that lost the dbd host or a controller (stopped, untagged, outside the filters) must
+    never turn accounting off or drop a controller."""
+    allowed = set(removed)
+    old, new = parse_slurm_conf(live_text)["keys"], parse_slurm_conf(new_text)["keys"]
+    problems = []
+    old_acct, new_acct = old.get("accountingstoragetype", ""), new.get("accountingstoragetype", "")
+    if "slurmdbd" in old_acct and "slurmdbd" not in new_acct and "accounting" not in allowed:
+        host = old.get("accountingstoragehost", "")
+        problems.append(
+            f"the live slurm.conf keeps accounting in slurmdbd{f' on {host}' if host else ''}, and this run would "
+            "turn it off (no host in slurm_dbd_hosts, the slurm_dbd group, or slurm_accounting_enabled false): "
+            "slurmctld would restart without accounting and the dbd host would lose slurmdbd.conf. If the dbd "
+            "host is stopped or left the inventory, bring it back; to end accounting on purpose, add "
+            "'accounting' to slurm_removed"
+        )
+    old_ctl = _controller_names(old.get("slurmctldhost", ""))
+    new_ctl = _controller_names(new.get("slurmctldhost", ""))
+    gone = [h for h in old_ctl if h not in new_ctl and h not in allowed]
+    if gone:
+        problems.append(
+            f"the live slurm.conf has SlurmctldHost {', '.join(old_ctl)}, and this run would drop "
+            f"{', '.join(gone)} (planned: {', '.join(new_ctl) or 'none'}), from slurm_controller_hosts or the "
+            "slurm_controller group. If that host is stopped or left the inventory, bring it back; to take a "
+            f"controller out on purpose, add its name to slurm_removed ({', '.join(repr(h) for h in gone)})"
+        )
+    return problems
+
+
 def _names(value: Any) -> list[str]:
     return [str(v) for v in value or []]
 
@@ -476,6 +512,9 @@ def plan_cluster(
     stale = sorted(n for n, text in live_topology.items() if n not in topology["files"] and text.startswith(HEADER))
     topology_changed = any(topology["files"].get(n, "") != live_topology.get(n, "") for n in TOPOLOGY_FILES)
 
+    lost_services = losses(reference, files["slurm.conf"], _names(cluster.get("removed"))) if reference else []
+    if lost_services:
+        raise SlurmPlanError(lost_services)
     plan = (
         change_plan(reference, files["slurm.conf"], version_text, topology_changed=topology_changed)
         if reference
@@ -485,6 +524,8 @@ def plan_cluster(
             "reasons": [],
             "added_nodes": sorted(nodes),
             "removed_nodes": [],
+            "removed_partitions": [],
+            "resized_nodes": [],
             "bad_config_kills_slurmctld": bool(row.get("bad_config_kills_slurmctld")),
         }
     )

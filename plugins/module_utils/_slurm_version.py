@@ -154,6 +154,34 @@ def behaviour(version: Any) -> dict[str, Any]:
     return dict(row)
 
 
+# The words of a node line that say what the node has or where it is: a change to one of them on a
+# busy node ends its jobs (NODE_FAIL) when the daemons take the new definition. Features, Weight,
+# State and the like only steer the scheduler.
+NODE_RESOURCE_WORDS = frozenset(
+    w.lower()
+    for w in (
+        "CPUs",
+        "Boards",
+        "SocketsPerBoard",
+        "Sockets",
+        "CoresPerSocket",
+        "ThreadsPerCore",
+        "RealMemory",
+        "Gres",
+        "CpuSpecList",
+        "CoreSpecCount",
+        "MemSpecLimit",
+        "NodeAddr",
+        "NodeHostname",
+    )
+)
+
+
+def _resources(definition: str) -> dict[str, str]:
+    words = (w.partition("=") for w in definition.split())
+    return {k.lower(): v for k, _eq, v in words if k.lower() in NODE_RESOURCE_WORDS}
+
+
 def _expand_node_names(nodes: dict[str, str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for expr, definition in nodes.items():
@@ -178,7 +206,10 @@ def change_plan(
 
     ``old_text`` None/empty means a first install: daemons are simply started, nothing to plan.
     Returns ``{"restart": [daemons], "reconfigure": bool, "reasons": [text], "added_nodes": [...],
-    "removed_nodes": [...]}`` with daemons among ``slurmdbd``, ``slurmctld``, ``slurmd``.
+    "removed_nodes": [...], "removed_partitions": [...], "resized_nodes": [...]}`` with daemons among
+    ``slurmdbd``, ``slurmctld``, ``slurmd``. ``removed_partitions`` (gone or renamed) and
+    ``resized_nodes`` (kept, but with other resources or address: NODE_RESOURCE_WORDS) are what
+    would end the jobs in them or on them: the role refuses while jobs are there.
     """
     row = behaviour(version)
     restart = set()
@@ -186,6 +217,8 @@ def change_plan(
     reconfigure = False
     added: list = []
     removed: list = []
+    removed_partitions: list = []
+    resized: list = []
     if dbd_changed:
         restart.add("slurmdbd")
         reasons.append("slurmdbd.conf changed")
@@ -210,6 +243,10 @@ def change_plan(
         added = sorted(set(new_nodes) - set(old_nodes))
         removed = sorted(set(old_nodes) - set(new_nodes))
         redefined = sorted(n for n in set(old_nodes) & set(new_nodes) if old_nodes[n] != new_nodes[n])
+        resized = [n for n in redefined if _resources(old_nodes[n]) != _resources(new_nodes[n])]
+        removed_partitions = sorted(
+            p for p in old["partitions"] if p.upper() != "DEFAULT" and p not in new["partitions"]
+        )
         if added or removed:
             if row["node_change"] == "restart":
                 restart.update(("slurmctld", "slurmd"))
@@ -249,6 +286,8 @@ def change_plan(
         "reasons": reasons,
         "added_nodes": added,
         "removed_nodes": removed,
+        "removed_partitions": removed_partitions,
+        "resized_nodes": resized,
         "bad_config_kills_slurmctld": row["bad_config_kills_slurmctld"],
     }
 

@@ -26,6 +26,12 @@ options:
     description: Where to write the key.
     type: path
     default: /etc/munge/munge.key
+  record_path:
+    description:
+      - Where to record that this key was distributed (the first 16 hex digits of its SHA-256, never the
+        key), written (root, 0600) once the key is in place. RV(recorded) reads it back, so that a caller
+        can tell a host holding the cluster's key from a fresh host holding its package's own key.
+    type: path
   service:
     description:
       - A systemd service (without C(.service)) that reads the key, usually C(munge). Its state is
@@ -69,6 +75,16 @@ key_changed:
   description: Whether the key bytes were (or in check mode would be) replaced.
   returned: always
   type: bool
+current_digest:
+  description:
+    - The first 16 hex digits of the SHA-256 of the key the host held before this call, or null when it
+      had none. A digest, never the key.
+  returned: always
+  type: str
+recorded:
+  description: Whether O(record_path) says the key the host held before this call was distributed.
+  returned: always
+  type: bool
 service_state:
   description:
     - The state of O(service) as systemd reports it (LoadState, ActiveState, UnitFileState); empty
@@ -97,11 +113,39 @@ def read_current(path: str) -> bytes | None:
         return None
 
 
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def read_record(path: str | None) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, encoding="ascii") as handle:
+            return handle.read().strip()
+    except (FileNotFoundError, UnicodeDecodeError):
+        return ""
+
+
+def write_record(module: AnsibleModule, path: str, text: str) -> None:
+    directory = os.path.dirname(path) or "."
+    try:
+        os.makedirs(directory, mode=0o755, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".munge-key-record.")
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(text + "\n")
+        os.chmod(tmp, 0o600)
+    except OSError as exc:
+        module.fail_json(msg=f"cannot write {path}: {exc}")
+    move_into_place(module, tmp, path)
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
             "key": {"type": "str", "required": True, "no_log": True},
             "path": {"type": "path", "default": "/etc/munge/munge.key"},
+            "record_path": {"type": "path"},
             "service": {"type": "str"},
         },
         add_file_common_args=True,
@@ -116,6 +160,10 @@ def main() -> None:
     current = read_current(path)
     key_changed = current is None or hashlib.sha256(current).digest() != hashlib.sha256(wanted).digest()
     changed = key_changed
+    record_path = module.params["record_path"]
+    recorded_text = read_record(record_path)
+    current_digest = digest(current) if current is not None else None
+    record_changed = bool(record_path) and recorded_text != digest(wanted)
     if key_changed and not module.check_mode:
         directory = os.path.dirname(path) or "."
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=".munge.key.")
@@ -131,12 +179,18 @@ def main() -> None:
     file_args = module.load_file_common_arguments(module.params)
     if current is not None or not module.check_mode:
         changed = module.set_fs_attributes_if_different(file_args, changed)
+    if record_changed:
+        if not module.check_mode:
+            write_record(module, record_path, digest(wanted))
+        changed = True
 
     service = module.params["service"]
     result = {
         "changed": changed,
         "path": path,
         "key_changed": key_changed,
+        "current_digest": current_digest,
+        "recorded": bool(current_digest) and recorded_text == current_digest,
         "service_state": unit_states(module, [service]).get(service, {}) if service else {},
     }
     if module._diff:

@@ -82,6 +82,15 @@ options:
     type: list
     elements: str
     default: []
+  removed:
+    description:
+      - What this run may take away from the live C(slurm.conf) on purpose - V(accounting) (slurmdbd
+        accounting) and controller host names (a primary or backup C(SlurmctldHost)).
+      - Anything else the live configuration has and the new one lacks is refused, naming it, before any
+        file changes.
+    type: list
+    elements: str
+    default: []
   max_failed_compute:
     description:
       - Compute hosts that may fail or be unreachable before the run stops, a count (V(2)) or a

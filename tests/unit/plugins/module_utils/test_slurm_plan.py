@@ -511,3 +511,57 @@ def test_a_health_check_program_change_is_a_reconfigure() -> None:
     out = plan_cluster(cluster, hosts(everyone), probes)
     assert "HealthCheckProgram=/usr/local/sbin/oci-gpu-health" in out["files"]["slurm.conf"].splitlines()
     assert out["plan"]["restart"] == [] and out["plan"]["reconfigure"] is True
+
+
+# --------------------------------------------------------------------------- losses (issue 35 item 2)
+
+
+def _ha_hosts(controllers: list[str], dbd: list[str]) -> dict:
+    everyone = ["ctl", "ctl2", "dbd1", "gpu1", "gpu2", "login1"]
+    return {
+        "controllers": controllers,
+        "dbd": dbd,
+        "compute": ["gpu1", "gpu2"],
+        "login": ["login1"],
+        "in_run": everyone,
+        "standing": everyone,
+    }
+
+
+def _converged_ha() -> str:
+    """The slurm.conf of a first install with accounting on dbd1 and a backup controller ctl2."""
+    cluster = dict(CLUSTER, accounting={"host": "dbd1"})
+    everyone = _ha_hosts(["ctl", "ctl2"], ["dbd1"])["in_run"]
+    probes = {h: probe(h, live="", compute=h.startswith("gpu")) for h in everyone}
+    text = plan_cluster(cluster, _ha_hosts(["ctl", "ctl2"], ["dbd1"]), probes)["files"]["slurm.conf"]
+    assert "AccountingStorageType=accounting_storage/slurmdbd" in text and "SlurmctldHost=ctl2" in text
+    return text
+
+
+def _replan(live: str, controllers: list[str], accounting: Any, removed: list[str]) -> dict:
+    cluster = dict(CLUSTER, accounting=accounting, removed=removed)
+    hosts_ = _ha_hosts(controllers, ["dbd1"] if accounting else [])
+    probes = {h: probe(h, live=live, compute=h.startswith("gpu")) for h in hosts_["in_run"]}
+    return plan_cluster(cluster, hosts_, probes)
+
+
+def test_a_dbd_host_gone_from_the_inventory_never_turns_accounting_off() -> None:
+    live = _converged_ha()
+    with pytest.raises(SlurmPlanError) as err:
+        _replan(live, ["ctl", "ctl2"], None, [])
+    assert "accounting in slurmdbd on dbd1" in str(err.value) and "'accounting' to slurm_removed" in str(err.value)
+    out = _replan(live, ["ctl", "ctl2"], None, ["accounting"])
+    assert "AccountingStorageType" not in out["files"]["slurm.conf"]
+    # accounting kept: nothing to refuse
+    assert _replan(live, ["ctl", "ctl2"], {"host": "dbd1"}, [])["plan"]["restart"] == []
+
+
+@pytest.mark.parametrize(("left", "gone"), [(["ctl"], "ctl2"), (["ctl2"], "ctl")])
+def test_a_controller_gone_from_the_inventory_is_never_dropped(left: list[str], gone: str) -> None:
+    live = _converged_ha()
+    with pytest.raises(SlurmPlanError) as err:
+        _replan(live, left, {"host": "dbd1"}, [])
+    assert f"would drop {gone} " in str(err.value) and f"slurm_removed ('{gone}')" in str(err.value)
+    out = _replan(live, left, {"host": "dbd1"}, [gone])
+    assert f"SlurmctldHost={gone}\n" not in out["files"]["slurm.conf"]
+    assert "slurmctld" in out["plan"]["restart"]

@@ -151,3 +151,28 @@ def test_change_plan_reports_added_and_removed_nodes() -> None:
     plan = change_plan(BASE, edit(BASE, "gpu[1-2]", "gpu[2-3]"), "24.11")
     assert plan["added_nodes"] == ["gpu3"]
     assert plan["removed_nodes"] == ["gpu1"]
+
+
+@pytest.mark.parametrize("version", ["22.05", "24.11"])
+def test_change_plan_names_what_would_end_running_jobs(version) -> None:
+    """A partition gone or renamed, and a kept node whose resources change, end the jobs in or on them
+    (issue 35 item 4): the plan names them for the role's job check; scheduler-only words do not."""
+    renamed = edit(BASE, "PartitionName=gpu", "PartitionName=batch")
+    assert change_plan(BASE, renamed, version)["removed_partitions"] == ["gpu"]
+    added = BASE + "PartitionName=debug Nodes=cpu1\n"
+    assert change_plan(BASE, added, version)["removed_partitions"] == []
+    assert change_plan(added, BASE, version)["removed_partitions"] == ["debug"]
+    smaller = edit(BASE, "NodeName=gpu[1-2] CPUs=2 RealMemory=1000", "NodeName=gpu[1-2] CPUs=2 RealMemory=900")
+    assert change_plan(BASE, smaller, version)["resized_nodes"] == ["gpu1", "gpu2"]
+    one_gres = edit(
+        BASE,
+        "NodeName=gpu[1-2] CPUs=2 RealMemory=1000 Gres=gpu:h100:8",
+        "NodeName=gpu1 CPUs=2 RealMemory=1000 Gres=gpu:h100:8\nNodeName=gpu2 CPUs=2 RealMemory=1000 Gres=gpu:h100:4",
+    )
+    assert change_plan(BASE, one_gres, version)["resized_nodes"] == ["gpu2"]
+    featured = edit(
+        BASE, "NodeName=cpu1 CPUs=2 RealMemory=1000", "NodeName=cpu1 CPUs=2 RealMemory=1000 Weight=5 Features=x"
+    )
+    plan = change_plan(BASE, featured, version)
+    assert (plan["resized_nodes"], plan["removed_partitions"]) == ([], [])
+    assert plan["reasons"]

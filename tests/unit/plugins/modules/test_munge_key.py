@@ -85,3 +85,62 @@ def test_module_fails_on_bad_key_without_quoting_it(tmp_path: Path) -> None:
     assert "decodes to 5 bytes" in result["msg"]
     assert bad not in out
     assert not (tmp_path / "k").exists()
+
+
+def test_module_records_the_key_it_wrote_and_reports_what_was_there(tmp_path: Path) -> None:
+    """A digest of the key the host held, and whether the role's record says it wrote that key: what the
+    munge role's swap check reads from every host in check mode. Never the key."""
+    import hashlib
+
+    package_key, cluster_key = os.urandom(1024), os.urandom(1024)
+    path, record = tmp_path / "munge.key", tmp_path / "state" / "munge-key.sha256"
+    path.write_bytes(package_key)  # what munge's package made on install
+    args = f"key={base64.b64encode(cluster_key).decode()} path={path} record_path={record}"
+
+    result = run_module(args, "--check")[0]
+    assert result["current_digest"] == hashlib.sha256(package_key).hexdigest()[:16]
+    assert (result["key_changed"], result["recorded"], record.exists()) == (True, False, False)
+
+    result = run_module(args)[0]
+    assert path.read_bytes() == cluster_key
+    assert record.read_text().strip() == hashlib.sha256(cluster_key).hexdigest()[:16]
+    assert oct(record.stat().st_mode & 0o777) == "0o600"
+
+    result = run_module(args, "--check")[0]
+    assert (result["changed"], result["key_changed"], result["recorded"]) == (False, False, True)
+    other = f"key={base64.b64encode(os.urandom(64)).decode()} path={path} record_path={record}"
+    result = run_module(other, "--check")[0]
+    assert (result["key_changed"], result["recorded"]) == (True, True)
+
+
+def _s(digest: str, recorded: bool = False) -> dict:
+    return {"key_changed": True, "current_digest": digest, "recorded": recorded}
+
+
+@pytest.mark.parametrize(
+    ("states", "rotate", "named"),
+    [
+        # a first install: every host holds its package's own key
+        ({"ctl": {"key_changed": False, "current_digest": "a"}, "n1": _s("b"), "n2": _s("c")}, False, []),
+        # a rebuilt controller: the others share the old cluster key
+        (
+            {"ctl": {"key_changed": False, "current_digest": "new"}, "n1": _s("old"), "n2": _s("old")},
+            False,
+            ["n1", "n2"],
+        ),
+        # two hosts: the other one's key was written by the role
+        ({"ctl": {"key_changed": False, "current_digest": "new"}, "n1": _s("old", True)}, False, ["n1"]),
+        # a rotation asked for
+        ({"ctl": {"key_changed": False, "current_digest": "new"}, "n1": _s("old"), "n2": _s("old")}, True, []),
+        # a host without a key yet, a skipped read
+        ({"ctl": {"skipped": True}, "n1": {"key_changed": True, "current_digest": None}}, False, []),
+    ],
+)
+def test_swap_problem(states, rotate, named) -> None:
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import swap_problem
+
+    problem = swap_problem(states, "ctl", rotate)
+    assert bool(problem) == bool(named)
+    if named:
+        assert f"on {len(named)} host(s) that hold the cluster's key ({', '.join(named)}:" in problem
+        assert "munge_key_rotate: true" in problem and "the key on ctl" in problem
