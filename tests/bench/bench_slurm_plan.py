@@ -156,7 +156,7 @@ def one(hosts: int) -> dict:
         book.write_text(PLAYBOOK.replace("{computes}", str(hosts - 2)))
         base = Path(tmp) / "baseline.yml"
         base.write_text(BASELINE)
-        baseline, _ = _run(base, inv)
+        baseline = _run(base, inv)[0]
         rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # the play's last task asserts the plan read back from the last host holds every compute host
         seconds, correct = _run(book, inv)
