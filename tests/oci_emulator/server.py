@@ -27,6 +27,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding
 
+from .compute import ComputeMixin
 from .tenancy import EPOCH, RegionState, Tenancy, ocid, public_view
 
 MAX_LIMIT = 1000
@@ -55,6 +56,13 @@ class Knobs:
         self.route_errors: dict[str, int] = {}  # operation name (e.g. ListComputeHosts) -> status
         self.addon_delay_s: float = 0.2  # CREATING/UPDATING/DELETING -> final state
         self.addon_failures: dict[str, str] = {}  # add-on name -> addonError message (NEEDS_ATTENTION)
+        # operation -> {status, code, message, times?}: answered instead of the call (times: how often)
+        self.route_faults: dict[str, dict[str, Any]] = {}
+        self.launch_delay_s: float = 0.2  # PROVISIONING -> RUNNING (after the lab hook, if any)
+        self.terminate_delay_s: float = 0.2  # TERMINATING -> TERMINATED
+        self.action_delay_s: float = 0.2  # STOPPING/STARTING -> STOPPED/RUNNING
+        self.launch_async_failures: dict[str, str] = {}  # shape -> message: accepted, then TERMINATED
+        self.launch_topology: dict[str, str] = {}  # hpcIslandId/networkBlockId/localBlockId of launched hosts
         self.update(**kw)
 
     def update(self, **kw: Any) -> None:
@@ -104,7 +112,7 @@ def _b(v: str | None) -> bool:
     return str(v).lower() == "true"
 
 
-class Emulator:
+class Emulator(ComputeMixin):
     """Owns the tenancy, the knobs, the counters and one HTTP server per region."""
 
     def __init__(self, tenancy: Tenancy, public_keys: dict[str, bytes] | None = None, **knobs: Any) -> None:
@@ -123,6 +131,7 @@ class Emulator:
         self.rng_lock = threading.Lock()
         self.servers: dict[str, ThreadingHTTPServer] = {}
         self.threads: list[threading.Thread] = []
+        self._compute_init()
         self.routes = self._routes()
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -269,6 +278,14 @@ class Emulator:
             time.sleep(max(0.0, k.latency_s + jitter))
         if not self.buckets[region].take(k.rate_limit_per_s):
             raise ApiError(429, "TooManyRequests", "Too many requests for the tenancy", {"retry-after": "1"})
+        fault = k.route_faults.get(op)
+        if fault:
+            times = fault.get("times")
+            if times is None or int(times) > 0:
+                if times is not None:
+                    fault["times"] = int(times) - 1
+                status = int(fault.get("status", 500))
+                raise ApiError(status, fault.get("code") or _code_for(status), fault.get("message") or f"{op} failed")
         status = k.route_errors.get(op)
         if status:
             raise ApiError(int(status), _code_for(int(status)), f"{op} refused (injected)")
@@ -344,6 +361,8 @@ class Emulator:
             ("GET", lustre + "/lustreFileSystems", "ListLustreFileSystems", self.list_lustre),
             ("GET", lustre + "/lustreFileSystems/{id}", "GetLustreFileSystem", self.get_by_id("lustre_file_systems")),
         ]
+        # the compute write side (compute.py) replaces GetInstance with its own
+        table = [t for t in table if t[2] != "GetInstance"] + self.compute_routes()
         return [Route(m, p, op, fn) for m, p, op, fn in table]
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
@@ -923,6 +942,7 @@ class _Handler(BaseHTTPRequestHandler):
             route, params = found
             em.before_call(region, query, op)
             payload = json.loads(body) if body else None
+            em.request_ctx.headers = self.headers
             result, headers = route.fn(em.tenancy.regions[region], query, params, payload)
             status = 204 if result is None and self.command == "DELETE" else 200
             if result is None and "opc-work-request-id" in headers:
@@ -954,6 +974,20 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send(400, {"error": str(exc)})
                     return
             self._send(200, em.knobs.as_dict())
+        elif path == "/_emulator/compute-log":
+            self._send(200, list(em.compute_log))
+        elif path in ("/_emulator/host-health", "/_emulator/maintenance") and self.command == "POST":
+            try:
+                args = json.loads(body or b"{}")
+                iid = args.pop("instanceId")
+                if path == "/_emulator/host-health":
+                    rec = em.set_host_health(iid, args.pop("health"), args.pop("impacted", None))
+                else:
+                    rec = em.schedule_maintenance(iid, **args)
+            except (KeyError, ValueError, TypeError) as exc:
+                self._send(400, {"error": str(exc)})
+                return
+            self._send(200, rec)
         elif path == "/_emulator/tenancy":
             self._send(200, em.tenancy.data)
         else:

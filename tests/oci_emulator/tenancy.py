@@ -582,6 +582,9 @@ class RegionState:
         self.file_systems = [dict(f) for f in data.get("fileSystems", [])]
         self.exports = [dict(e) for e in data.get("exports", [])]
         self.lustre_file_systems = [dict(f) for f in data.get("lustreFileSystems", [])]
+        self.compute_clusters = [dict(c) for c in data.get("computeClusters", [])]
+        self.maintenance_events: list[dict[str, Any]] = [dict(e) for e in data.get("maintenanceEvents", [])]
+        self.compute_work_requests: dict[str, dict[str, Any]] = {}
         subnet_by_id = {s["id"]: s for s in self.subnets}
         for inst in data.get("instances", []):
             self._add_instance(dict(inst), subnet_by_id)
@@ -620,6 +623,7 @@ class RegionState:
             self.file_systems,
             self.exports,
             self.lustre_file_systems,
+            self.compute_clusters,
         ):
             for rec in coll:
                 self.by_id[rec["id"]] = rec
@@ -639,6 +643,19 @@ class RegionState:
         self.private_ips_by_subnet = group(self.private_ips, "subnetId")
         self.private_ips_by_vnic = group(self.private_ips, "vnicId")
         self.public_ip_by_private = {p["privateIpId"]: p for p in self.public_ips}
+
+    def add_instance(self, inst: dict[str, Any]) -> None:
+        """Add one instance after start-up (a launch): its VNICs, private IPs and compute host too."""
+        before = (len(self.vnic_attachments), len(self.private_ips), len(self.public_ips), len(self.compute_hosts))
+        self._add_instance(inst, {s["id"]: s for s in self.subnets})
+        self.by_id[inst["id"]] = inst
+        for coll, start in zip(
+            (self.vnic_attachments, self.private_ips, self.public_ips, self.compute_hosts), before, strict=True
+        ):
+            for rec in coll[start:]:
+                self.by_id[rec["id"]] = rec
+        self.by_id.update(self.vnics)
+        self.reindex()
 
     def _add_instance(self, inst: dict[str, Any], subnet_by_id: dict[str, dict[str, Any]]) -> None:
         vnics = inst.get("_vnics") or []
@@ -673,7 +690,9 @@ class RegionState:
                     "compartmentId": inst["compartmentId"],
                     "availabilityDomain": inst["availabilityDomain"],
                     "displayName": f"vnicattachment{n}",
-                    "lifecycleState": "ATTACHED" if attached else "DETACHED",
+                    "lifecycleState": "ATTACHED"
+                    if attached
+                    else ("ATTACHING" if inst["lifecycleState"] == "PROVISIONING" else "DETACHED"),
                     "nicIndex": 0,
                     # the primary VNIC is attached at launch, secondary ones later
                     "timeCreated": EPOCH.replace("00:00:00", f"00:00:{n:02d}"),
