@@ -217,7 +217,7 @@ instance:
     lifecycle_state: RUNNING
     shape: BM.GPU.H100.8
     private_ip: 10.0.3.17
-action:
+operation:
   description: What was (or in check mode would be) done.
   returned: always
   type: str
@@ -333,7 +333,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
         if errors:
             raise _oci_compute.ComputeError("; ".join(errors))
     c = _oci_compute.clients(p)
-    result: dict[str, Any] = {"changed": False, "action": "none", "instance": {}}
+    result: dict[str, Any] = {"changed": False, "operation": "none", "instance": {}}
     current = _find(c, p)
 
     if p["state"] == "absent":
@@ -343,7 +343,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
         if problem:
             raise _oci_compute.ComputeError(problem, instance=_oci_compute.instance_view(current))
         in_pool = bool(p["instance_pool_id"]) and current.get("instance_configuration_id") is not None
-        result.update(changed=True, action="detach_terminate" if in_pool else "terminate")
+        result.update(changed=True, operation="detach_terminate" if in_pool else "terminate")
         result["instance"] = _oci_compute.instance_view(current)
         if module.check_mode or (current.get("lifecycle_state") == "TERMINATING" and not p["wait"]):
             return result
@@ -367,15 +367,15 @@ def run(module: AnsibleModule) -> dict[str, Any]:
         problem = _oci_compute.ownership_problem(current, p["cluster"], p["cluster_tag"])
         if problem:
             raise _oci_compute.ComputeError(problem, instance=_oci_compute.instance_view(current))
-        result["action"] = "adopt" if current.get("lifecycle_state") != "RUNNING" else "none"
+        result["operation"] = "adopt" if current.get("lifecycle_state") != "RUNNING" else "none"
     elif p["instance_id"]:
         raise _oci_compute.ComputeError(f"instance {p['instance_id']} does not exist (or is terminated)")
     elif module.check_mode:
-        result.update(changed=True, action="launch")
+        result.update(changed=True, operation="launch")
         return result
     else:
         current, result["work_request_id"] = _launch(c, p)
-        result.update(changed=True, action="launch")
+        result.update(changed=True, operation="launch")
 
     if p["wait"] and not module.check_mode:
         current = _oci_compute.wait_state(

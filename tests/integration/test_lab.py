@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -212,6 +214,183 @@ def test_gpu_node_keeps_devices_and_address_across_restart(lab: dict[str, Any]) 
     assert len(devices(container)) == 5
     inst = json.loads(imds_from(container)["instance"]["body"])
     assert inst["shape"] == GPU_SHAPE
+
+
+# -- the lab cloud: the OCI API over this lab, whose launches become lab nodes ----------------------
+LAUNCH_SHAPE = "BM.GPU.H100.8"
+USER_DATA = "#cloud-config\nruncmd:\n  - [sh, -c, 'echo \"$(hostname) ran its user_data\" > /var/tmp/user-data-ran']\n"
+
+
+def cloud(*args: str) -> dict[str, Any]:
+    res = labtest.run_lab("cloud", *args, "--name", NAME)
+    assert res.returncode == 0, f"lab cloud {args} failed:\n{res.stdout}\n{res.stderr}"
+    return json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
+
+
+def module(info: dict[str, Any], name: str, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
+    """Run oci_gpu.cluster.<name> through ansible against the lab cloud; (rc, task result, output)."""
+    args = {
+        "config_file": info["config_file"],
+        "service_endpoint": info["endpoints"][info["region"]],
+        "compartment_id": info["compartment_id"],
+        "cluster": NAME,
+        "poll_interval": 0.5,
+        "wait_timeout": 180,
+        **args,
+    }
+    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_NOCOLOR="1")
+    env["ANSIBLE_COLLECTIONS_PATH"] = str(REPO / "build" / "collections")
+    res = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "ansible"),
+            "localhost",
+            "-c",
+            "local",
+            "-e",
+            f"ansible_python_interpreter={sys.executable}",
+            "-m",
+            f"oci_gpu.cluster.{name}",
+            "-a",
+            json.dumps(args),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=400,
+        check=False,
+    )
+    try:
+        task = json.loads(res.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    except (ValueError, KeyError, IndexError):
+        task = {}
+    return res.returncode, task, res.stdout + res.stderr
+
+
+def launch_args(info: dict[str, Any], name: str, **kw: Any) -> dict[str, Any]:
+    return {
+        "display_name": name,
+        "availability_domain": info["availability_domain"],
+        "shape": LAUNCH_SHAPE,
+        "subnet_id": info["subnet_id"],
+        "image_id": "ocid1.image.oc1..lab",
+        "user_data": USER_DATA,
+        "wait_for_ssh": True,
+        **kw,
+    }
+
+
+def lab_record() -> dict[str, Any]:
+    return json.loads(labtest.run_lab("status", "--name", NAME, "--json").stdout)["labs"][0]
+
+
+def test_lab_cloud_launches_a_node_that_boots_runs_its_user_data_and_terminates(lab: dict[str, Any]) -> None:
+    info = cloud("up")
+    assert info["node_endpoints"][info["region"]].startswith("http://")
+    started = time.monotonic()
+    rc, task, out = module(info, "compute_instance", launch_args(info, "gpu9"))
+    launch_s = time.monotonic() - started
+    assert rc == 0, out
+    inst = task["instance"]
+    assert (task["operation"], inst["lifecycle_state"]) == ("launch", "RUNNING")
+    print(f"lab cloud: gpu9 launch to SSH in {launch_s:.1f} s (module run, ansible start-up included)")
+    container = f"{NAME}-gpu9"
+    node = next(n for n in lab_record()["nodes"] if n["name"] == "gpu9")
+    assert (node["container"], node["ip"], node["cloud_state"]) == (container, inst["private_ip"], "running")
+    assert node["cloud_init"] == "done", node
+    # cloud-init ran the instance's user_data at boot (seeded from IMDS)
+    ran = podman("exec", container, "cat", "/var/tmp/user-data-ran")
+    assert ran.returncode == 0 and ran.stdout.strip() == "gpu9 ran its user_data", ran.stdout + ran.stderr
+    # IMDS tells the node what the OCI API knows of it: OCID, tags, shape, the lab's RDMA block
+    docs = imds_from(container)
+    doc = json.loads(docs["instance"]["body"])
+    assert (doc["id"], doc["shape"], doc["displayName"]) == (inst["id"], LAUNCH_SHAPE, "gpu9")
+    assert doc["definedTags"]["oci-gpu"] == {"cluster": NAME, "slurm-role": "compute"}
+    gpu1 = next(n for n in lab["status"]["nodes"] if n["name"] == "gpu1")
+    if gpu1["imds"]["host"].get("rdmaTopologyData"):
+        host = json.loads(docs["host"]["body"])
+        want = gpu1["imds"]["host"]["rdmaTopologyData"]["customerLocalBlock"]
+        assert host["rdmaTopologyData"]["customerLocalBlock"] == want
+    assert len(devices(container)) == 9  # 8 GPUs and nvidiactl, as the shape has
+    # the dynamic inventory finds it as a compute node of this cluster
+    inv = Path(info["config_file"]).parent / "inv.oci_gpu.yml"
+    inv.write_text(
+        json.dumps(
+            {
+                "plugin": "oci_gpu.cluster.oci",
+                "config_file": info["config_file"],
+                "service_endpoint": info["endpoints"],
+                "cluster": NAME,
+            }
+        )
+    )
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"))
+    listed = subprocess.run(
+        [str(Path(sys.executable).parent / "ansible-inventory"), "-i", str(inv), "--list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    groups = json.loads(listed.stdout)
+    assert "gpu9" in groups["slurm_compute"]["hosts"], groups["slurm_compute"]
+    host = groups["_meta"]["hostvars"]["gpu9"]["ansible_host"]
+    assert (host.get("__ansible_unsafe") if isinstance(host, dict) else host) == inst["private_ip"]
+    # a rerun launches nothing
+    rc, task, out = module(info, "compute_instance", launch_args(info, "gpu9"))
+    assert rc == 0 and task["changed"] is False and task["instance"]["id"] == inst["id"], out
+    # terminate: TERMINATED, the container and the node record gone
+    rc, task, out = module(info, "compute_instance", {"display_name": "gpu9", "state": "absent"})
+    assert rc == 0 and task["instance"]["lifecycle_state"] == "TERMINATED", out
+    assert podman("container", "exists", container).returncode == 1
+    assert "gpu9" not in [n["name"] for n in lab_record()["nodes"]]
+    assert lab_record()["orphans"] == []
+
+
+def test_lab_cloud_capacity_error_leaves_no_node(lab: dict[str, Any]) -> None:
+    info = cloud("up")
+    knobs = {
+        "route_faults": {
+            "LaunchInstance": {"status": 500, "code": "InternalError", "message": "Out of host capacity.", "times": 1}
+        }
+    }
+    req = urllib.request.Request(
+        f"{info['endpoints'][info['region']]}/_emulator/knobs", data=json.dumps(knobs).encode(), method="POST"
+    )
+    urllib.request.urlopen(req, timeout=5).read()
+    rc, _task, out = module(info, "compute_instance", launch_args(info, "gpu8"))
+    assert rc != 0 and "Out of host capacity." in out and LAUNCH_SHAPE in out and info["availability_domain"] in out
+    assert podman("container", "exists", f"{NAME}-gpu8").returncode == 1
+    assert "gpu8" not in [n["name"] for n in lab_record()["nodes"]]
+
+
+def test_lab_cloud_killed_mid_launch_is_named_then_cleaned(lab: dict[str, Any]) -> None:
+    """SIGKILL the cloud while it boots a node: lab status names the half-made node; the next
+    'lab cloud up' removes it (its instance never ran) and a launch of that name then works."""
+    info = cloud("up")
+    rc, task, out = module(info, "compute_instance", launch_args(info, "gpu7", wait=False, wait_for_ssh=False))
+    assert rc == 0 and task["instance"]["lifecycle_state"] == "PROVISIONING", out
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and podman("container", "exists", f"{NAME}-gpu7").returncode != 0:
+        time.sleep(0.1)
+    os.kill(int(info["pid"]), signal.SIGKILL)
+    status = lab_record()
+    assert any("gpu7 is launching" in o for o in status["orphans"]), status["orphans"]
+    info = cloud("up")
+    assert podman("container", "exists", f"{NAME}-gpu7").returncode == 1
+    assert lab_record()["orphans"] == []
+    rc, task, out = module(info, "compute_instance", launch_args(info, "gpu7", wait_for_ssh=False))
+    assert rc == 0 and task["operation"] == "launch" and task["instance"]["lifecycle_state"] == "RUNNING", out
+    rc, task, out = module(info, "compute_instance", {"display_name": "gpu7", "state": "absent"})
+    assert rc == 0 and task["instance"]["lifecycle_state"] == "TERMINATED", out
+    # a container of the lab without a node record is named too
+    image = podman("inspect", "--format", "{{.ImageName}}", f"{NAME}-ctl").stdout.strip()
+    stray = f"{NAME}-stray"
+    assert podman("create", "--label", f"oci_gpu_lab={NAME}", "--name", stray, image, "true").returncode == 0
+    try:
+        assert f"container {stray} has no node record" in lab_record()["orphans"]
+    finally:
+        podman("rm", "--force", stray)
 
 
 def test_down_leaves_nothing_behind(lab: dict[str, Any]) -> None:

@@ -82,6 +82,9 @@ MASKED_UNITS = (
     "console-getty.service",
 )
 
+# The NoCloud seed step of nodes the lab cloud launches (installed as /usr/local/sbin/oci-gpu-lab-imds-seed).
+IMDS_SEED = Path(__file__).resolve().parent / "imds_seed.py"
+
 # Runs inside the debootstrapped tree (chroot). $1 = prefetch package list, space separated.
 CONFIGURE_SCRIPT = r"""
 set -eu
@@ -141,6 +144,28 @@ ln -sfn /etc/systemd/system/lab-ssh-hostkeys.service $wants/lab-ssh-hostkeys.ser
 useradd --create-home --home-dir /var/lib/opc --shell /bin/bash --uid 1500 opc
 printf 'opc ALL=(ALL) NOPASSWD: ALL\n' > /etc/sudoers.d/90-opc
 chmod 0440 /etc/sudoers.d/90-opc
+# cloud-init, as on an OCI image, but off: only a node the lab cloud launches boots with it
+# (tests/lab/cloud.py removes cloud-init.disabled before its first start). Its user_data comes from
+# the lab IMDS: a seed step fills the NoCloud datasource from /opc/v2/instance/ at boot (the Oracle
+# datasource will not run in a container: it reads the chassis asset tag, which containers lack).
+apt-get install -y -q --no-install-recommends cloud-init
+touch /etc/cloud/cloud-init.disabled
+cat > /etc/cloud/cloud.cfg.d/90-oci-gpu-lab.cfg <<'CFG'
+# oci-gpu-lab (test only): the lab's IMDS seeds NoCloud; podman owns the network and the hostname
+datasource_list: [NoCloud, None]
+network: {config: disabled}
+preserve_hostname: true
+disable_root: false
+ssh_deletekeys: false
+ssh_genkeytypes: []
+CFG
+install -m 0755 /tmp/oci-gpu-lab-imds-seed /usr/local/sbin/oci-gpu-lab-imds-seed
+rm -f /tmp/oci-gpu-lab-imds-seed
+chmod 0755 /usr/local/sbin/oci-gpu-lab-imds-seed
+mkdir -p /etc/systemd/system/cloud-init-local.service.d
+printf '[Service]\nExecStartPre=/usr/local/sbin/oci-gpu-lab-imds-seed\n' \
+  > /etc/systemd/system/cloud-init-local.service.d/50-oci-gpu-lab-seed.conf
+rm -f /var/cache/apt/*.bin
 """
 
 
@@ -258,6 +283,7 @@ def recipe(suite: str, prefetch: bool = True) -> dict[str, object]:
         "prefetch": list(PREFETCH_PACKAGES) if prefetch else [],
         "masked": list(MASKED_UNITS),
         "configure": CONFIGURE_SCRIPT,
+        "imds_seed": IMDS_SEED.read_text(),
         "format": 1,
     }
 
@@ -351,6 +377,7 @@ def _build_locked(suite: str, *, force: bool, prefetch: bool, quiet: bool) -> di
         resolv = root / "etc/resolv.conf"
         resolv.unlink(missing_ok=True)
         shutil.copyfile("/etc/resolv.conf", resolv)
+        shutil.copyfile(IMDS_SEED, root / "tmp/oci-gpu-lab-imds-seed")
         mounted = _chroot_mounts(root)
         env = {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",

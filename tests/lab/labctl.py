@@ -621,6 +621,12 @@ def imds_documents(lab: dict[str, Any], region: str) -> None:
         node["imds"] = imds.node_documents(
             lab["name"], node, info, region=region, ordinal=ordinal, gpu_ordinal=gpu_ordinal
         )
+        launched = node.get("launched")
+        if launched:  # a node the lab cloud launched: IMDS tells what the OCI API knows of it
+            node["imds"]["instance"].update(launched["instance"])
+            topo = node["imds"]["host"].get("rdmaTopologyData")
+            if topo is not None and launched.get("topology"):
+                topo.update({k: v for k, v in launched["topology"].items() if v})
         if node["gpus"]:
             gpu_ordinal += 1
 
@@ -773,6 +779,17 @@ def write_inventory(lab: dict[str, Any], extra: str | None) -> Path:
 # --------------------------------------------------------------------------- commands
 
 
+def container_args(lab: str, node: dict[str, Any], image: str, volume: str | None, create: bool = False) -> list[str]:
+    """podman arguments that make one lab node (``run --detach``, or ``create`` to start it later)."""
+    args = ["create"] if create else ["run", "--detach"]
+    args += ["--ip", node["ip"], "--name", node["container"], "--hostname", node["name"]]
+    args += ["--network", node["network"], "--network-alias", node["name"]]
+    if volume:
+        args += ["--volume", f"{volume}:{STORAGE_MOUNT}"]
+    args += ["--privileged", "--systemd=always", "--label", f"{LABEL}={lab}", "--label", f"{NODE_LABEL}={node['name']}"]
+    return [*args, image, "/sbin/init"]
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     name = args.name
     if not NAME_RE.match(name):
@@ -828,30 +845,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             for n, ip in zip(nodes, node_addresses(network, len(nodes)), strict=True):
                 n["ip"] = ip
             for n in nodes:
-                podman(
-                    "run",
-                    "--detach",
-                    "--ip",
-                    n["ip"],
-                    "--name",
-                    n["container"],
-                    "--hostname",
-                    n["name"],
-                    "--network",
-                    network,
-                    "--network-alias",
-                    n["name"],
-                    "--volume",
-                    f"{volume}:{STORAGE_MOUNT}",
-                    "--privileged",
-                    "--systemd=always",
-                    "--label",
-                    f"{LABEL}={name}",
-                    "--label",
-                    f"{NODE_LABEL}={n['name']}",
-                    image,
-                    "/sbin/init",
-                )
+                podman(*container_args(name, {**n, "network": network}, image, volume))
             ssh_key(name)  # once, before the nodes are set up in parallel
             with ThreadPoolExecutor(max_workers=8) as pool:
                 list(pool.map(lambda n: wait_booted(n["container"]), nodes))
@@ -955,6 +949,11 @@ def cmd_down(args: argparse.Namespace) -> int:
         raise LabError("run as root")
     name = args.name
     removed: list[str] = []
+    import cloud  # the lab cloud launches nodes: stop it first, so it makes none while the lab goes
+
+    pid = cloud.stop(name)
+    if pid:
+        removed.append(f"lab cloud (pid {pid})")
     with state_lock():
         lab = read_lab(name)
         containers = _containers_labelled(name)
@@ -1007,12 +1006,24 @@ def print_status(lab: dict[str, Any], pid: int | None) -> None:
             f"{n.get('ip', '-'):<15} {n['shape']:<22} {n['gpus']:>4} {'+'.join(n['roles'])}"
         )
     print(f"  IMDS: http://{imds.IMDS_ADDR}/opc/v2/ " + (f"(server pid {pid})" if pid else "(server not running)"))
+    import cloud
+
+    info = cloud.cloud_info(lab["name"])
+    if info:
+        print(f"  OCI API (lab cloud, pid {info['pid']}): {info['endpoints']}; nodes use {info['node_endpoints']}")
+    for item in cloud.orphans(lab):
+        print(f"  ORPHAN: {item}")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     names = [args.name] if args.name else all_labs()
     labs = [lab for lab in (read_lab(n) for n in names) if lab]
     if args.json:
+        import cloud
+
+        for lab in labs:
+            lab["orphans"] = cloud.orphans(lab)
+            lab["cloud"] = cloud.cloud_info(lab["name"])
         print(json.dumps({"labs": labs, "imds_pid": imds_pid()}, indent=2))
         return 0 if labs or not args.name else 1
     if not labs:
@@ -1022,6 +1033,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print_status(lab, imds_pid())
         print(f"  inventory: {lab_dir(lab['name']) / 'inventory.yml'}")
     return 0
+
+
+def cmd_cloud(args: argparse.Namespace) -> int:
+    import cloud
+
+    return cloud.main(args.rest)
 
 
 def cmd_images(args: argparse.Namespace) -> int:
@@ -1080,6 +1097,9 @@ def main(argv: list[str] | None = None) -> int:
     st.add_argument("--name")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
+    cl = sub.add_parser("cloud", help="the lab's OCI API: up, down, status (see cloud.py --help)", add_help=False)
+    cl.add_argument("rest", nargs=argparse.REMAINDER)
+    cl.set_defaults(func=cmd_cloud)
     im = sub.add_parser("images", help="build the base images (see images.py --help)", add_help=False)
     im.add_argument("rest", nargs=argparse.REMAINDER)
     im.set_defaults(func=cmd_images)

@@ -140,14 +140,14 @@ class ComputeMixin:
         for t in list(self.compute_threads):
             t.join(max(0.0, end - time.monotonic()))
 
-    @staticmethod
-    def _free_ip(r: RegionState, subnet: dict[str, Any]) -> str:
+    def _free_ip(self, r: RegionState, subnet: dict[str, Any]) -> str:
         net = ipaddress.ip_network(subnet["cidrBlock"], strict=False)
         used = {p["ipAddress"] for p in r.private_ips_by_subnet.get(subnet["id"], []) if p.get("ipState") != "FREE"}
         used |= set(subnet.get("_reserved") or [])
         # OCI keeps the first two host addresses of a subnet (the gateway among them)
+        first = max(2, int(self.knobs.launch_first_host))
         for n, addr in enumerate(net.hosts()):
-            if n >= 2 and str(addr) not in used:
+            if n >= first and str(addr) not in used:
                 return str(addr)
         raise ValueError(f"subnet {subnet['id']} ({net}) has no free address")
 

@@ -63,6 +63,7 @@ class Knobs:
         self.action_delay_s: float = 0.2  # STOPPING/STARTING -> STOPPED/RUNNING
         self.launch_async_failures: dict[str, str] = {}  # shape -> message: accepted, then TERMINATED
         self.launch_topology: dict[str, str] = {}  # hpcIslandId/networkBlockId/localBlockId of launched hosts
+        self.launch_first_host: int = 2  # launched instances take subnet addresses from this host index on
         self.update(**kw)
 
     def update(self, **kw: Any) -> None:
@@ -929,6 +930,9 @@ class _Handler(BaseHTTPRequestHandler):
         parsed = urllib.parse.urlsplit(self.path)
         query = {k: v[-1] for k, v in urllib.parse.parse_qs(parsed.query, keep_blank_values=True).items()}
         if parsed.path.startswith("/_emulator/"):
+            if self.client_address[0] not in ("127.0.0.1", "::1"):
+                self._send(403, {"error": "control paths answer on loopback only"})
+                return
             self._control(parsed.path, body)
             return
         op = "Unknown"

@@ -93,7 +93,7 @@ def named(lab: Any, name: str) -> list[dict[str, Any]]:
 
 def test_launch_waits_for_running_tags_it_and_a_rerun_changes_nothing(lab: Any) -> None:
     out = ci(lab, **launch_args(lab))
-    assert (out["changed"], out["action"]) == (True, "launch")
+    assert (out["changed"], out["operation"]) == (True, "launch")
     inst = out["instance"]
     assert inst["lifecycle_state"] == "RUNNING" and inst["private_ip"] and inst["hostname_label"] == "lab-gpu-9"
     rec = named(lab, "lab-gpu-9")[0]
@@ -102,13 +102,13 @@ def test_launch_waits_for_running_tags_it_and_a_rerun_changes_nothing(lab: Any) 
     assert "runcmd" not in str(out)  # the user data is never returned
     assert writes(lab) == {"LaunchInstance": 1}
     again = ci(lab, **launch_args(lab))
-    assert (again["changed"], again["action"], again["instance"]["id"]) == (False, "none", inst["id"])
+    assert (again["changed"], again["operation"], again["instance"]["id"]) == (False, "none", inst["id"])
     assert writes(lab) == {"LaunchInstance": 1}
 
 
 def test_check_mode_launches_nothing(lab: Any) -> None:
     out = ci(lab, check_mode=True, **launch_args(lab))
-    assert (out["changed"], out["action"], out["instance"]) == (True, "launch", {})
+    assert (out["changed"], out["operation"], out["instance"]) == (True, "launch", {})
     assert writes(lab) == {} and named(lab, "lab-gpu-9") == []
 
 
@@ -118,7 +118,7 @@ def test_a_provisioning_instance_of_that_name_is_adopted_not_duplicated(lab: Any
     first = ci(lab, **launch_args(lab, wait=False))
     assert first["instance"]["lifecycle_state"] == "PROVISIONING"
     out = ci(lab, **launch_args(lab))
-    assert (out["changed"], out["action"]) == (False, "adopt")
+    assert (out["changed"], out["operation"]) == (False, "adopt")
     assert out["instance"]["lifecycle_state"] == "RUNNING" and len(named(lab, "lab-gpu-9")) == 1
     assert writes(lab) == {"LaunchInstance": 1}
 
@@ -195,7 +195,7 @@ def test_terminate_refuses_an_instance_of_another_cluster_or_untagged(lab: Any) 
 def test_terminate_waits_for_terminated_check_mode_first_and_a_rerun_changes_nothing(lab: Any) -> None:
     ci(lab, **launch_args(lab))
     dry = ci(lab, check_mode=True, **base(lab), display_name="lab-gpu-9", state="absent")
-    assert (dry["changed"], dry["action"]) == (True, "terminate") and "TerminateInstance" not in writes(lab)
+    assert (dry["changed"], dry["operation"]) == (True, "terminate") and "TerminateInstance" not in writes(lab)
     out = ci(lab, **base(lab), display_name="lab-gpu-9", state="absent")
     assert (out["changed"], out["instance"]["lifecycle_state"]) == (True, "TERMINATED")
     again = ci(lab, **base(lab), display_name="lab-gpu-9", state="absent")
@@ -225,7 +225,7 @@ def test_launch_into_the_pool_then_remove_by_detach_and_terminate(lab: Any) -> N
     out = ci(lab, **launch_args(lab, instance_pool_id=pool["id"]))
     assert out["instance"]["id"] in pool["_instanceIds"] and pool["size"] == size + 1
     gone = ci(lab, **base(lab), display_name="lab-gpu-9", state="absent", instance_pool_id=pool["id"])
-    assert gone["action"] == "detach_terminate" and gone["instance"]["lifecycle_state"] == "TERMINATED"
+    assert gone["operation"] == "detach_terminate" and gone["instance"]["lifecycle_state"] == "TERMINATED"
     assert out["instance"]["id"] not in pool["_instanceIds"] and pool["size"] == size
     assert writes(lab) == {"LaunchInstance": 1, "AttachInstancePoolInstance": 1, "DetachInstancePoolInstance": 1}
 
