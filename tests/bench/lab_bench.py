@@ -84,8 +84,9 @@ def measure(label: str) -> dict:
     demo.cmd_down(None)
     try:
         lab = demo.ensure_lab()
-        emu = demo.ensure_emulator(lab)
+        emu = demo.ensure_cloud(lab)
         inventory = demo.write_inventory(lab, emu)
+        demo.launch_gpu_nodes(inventory, emu)  # the GPU nodes come through the OCI API, as in make demo
         with tempfile.TemporaryDirectory(prefix="lab-bench-") as tmp:
             facts_play = Path(tmp) / "facts.yml"
             facts_play.write_text(FACTS_PLAY)

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """`make demo` / `make demo-down`: the main job, end to end, on the built-in lab.
 
-up:   the lab (1 controller+dbd, 2 GPU nodes with 8 GPUs, 1 login node, 1 NFS server standing in
-      for OCI File Storage) → the OCI API emulator serving that lab as a tenancy → the dynamic
-      inventory (oci_gpu.cluster.oci) → playbooks/slurm.yml (inputs, shared storage by file system
-      OCID, munge, Slurm with accounting) → the lab user → playbooks/validate.yml → a summary.
-      A second run reuses the lab and the emulator and shows changed=0.
-down: stops the emulator and removes the lab.
+up:   the lab (1 controller+dbd, 1 login node, 1 NFS server standing in for OCI File Storage) →
+      the lab cloud (the OCI API emulator serving that lab as a tenancy, whose LaunchInstance makes
+      lab nodes) → the dynamic inventory (oci_gpu.cluster.oci) → playbooks/capacity.yml launches the
+      2 GPU nodes (8 GPUs each) through the OCI API, as on a tenancy → playbooks/slurm.yml (inputs,
+      shared storage by file system OCID, munge, Slurm with accounting) → the lab user →
+      playbooks/validate.yml → a summary. A second run reuses all of it and shows changed=0.
+down: stops the lab cloud and removes the lab (the launched nodes with it).
 
 Everything the demo starts is recorded under the lab's state directory and ended by its id.
 """
@@ -19,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -30,15 +30,20 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "build" / "collections"))
 
-from tests.oci_emulator.lab_tenancy import lab_tenancy  # noqa: E402
+sys.path.insert(0, str(REPO / "tests" / "lab"))
+
+import cloud  # noqa: E402
 
 STATE_DIR = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab"))
 LAB = os.environ.get("DEMO_LAB", "demo")
 IMAGE = os.environ.get("DEMO_IMAGE", "trixie")
-NODES = (
-    "ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex"
-)
-ROLES = "ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login,nfs=nfs"
+# The plain lab nodes; the GPU nodes are launched through the OCI API (playbooks/capacity.yml).
+NODES = "ctl:VM.Standard.E5.Flex,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex"
+ROLES = "ctl=controller+dbd,login1=login,nfs=nfs"
+GPU_NODES = ("gpu1", "gpu2")
+GPU_SHAPE = "BM.GPU.H100.8"
+# What a site's image would do at first boot; here it leaves a mark the demo shows.
+USER_DATA = "#cloud-config\nruncmd:\n  - [sh, -c, 'echo \"first boot by cloud-init: $(hostname)\" > /etc/motd']\n"
 LAB_CLI = REPO / "tests" / "lab" / "lab"
 VALIDATE_USER = "alice"  # inventories/lab/group_vars/all/lab.yml
 
@@ -89,62 +94,47 @@ def ensure_lab() -> dict[str, Any]:
     return lab
 
 
-def emulator_pid() -> int | None:
-    pidfile = demo_dir() / "emulator.pid"
-    try:
-        pid = int(pidfile.read_text())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return None
-    return pid if b"tests.oci_emulator" in cmdline and str(demo_dir()).encode() in cmdline else None
-
-
-def ensure_emulator(lab: dict[str, Any]) -> dict[str, Any]:
-    d = demo_dir()
-    d.mkdir(parents=True, exist_ok=True)
-    info_file = d / "emulator.json"
-    if emulator_pid() and info_file.is_file():
-        say(f"the OCI API emulator is running (pid {emulator_pid()}): reusing it")
-        return json.loads(info_file.read_text())
-    tenancy_file = d / "tenancy.json"
-    tenancy_file.write_text(json.dumps(lab_tenancy(lab), indent=1))
-    log = open(d / "emulator.log", "w")  # noqa: SIM115 - handed to the detached child
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.oci_emulator",
-            "--state-dir",
-            str(d / "emulator"),
-            "--tenancy-file",
-            str(tenancy_file),
-        ],
-        cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        env=env(),
-        start_new_session=True,
-    )
-    line = proc.stdout.readline() if proc.stdout else ""
-    if not line:
-        raise SystemExit(f"demo: the OCI API emulator did not start; see {d / 'emulator.log'}")
-    info = json.loads(line)
-    (d / "emulator.pid").write_text(f"{proc.pid}\n")
-    info_file.write_text(json.dumps(info))
-    say(f"OCI API emulator (pid {proc.pid}) serves the lab as tenancy {info['tenancy']} at {info['endpoints']}")
+def ensure_cloud(lab: dict[str, Any]) -> dict[str, Any]:
+    """The lab cloud (tests/lab/cloud.py): the OCI API over this lab; LaunchInstance makes lab nodes."""
+    running = cloud.cloud_info(LAB)
+    info = cloud.start(LAB)
+    verb = "is running" if running else "started"
+    say(f"the lab cloud {verb} (pid {info['pid']}): OCI API for tenancy {info['tenancy']} at {info['endpoints']}")
     return info
 
 
+def launch_gpu_nodes(inventory: Path, info: dict[str, Any]) -> tuple[float, list[str]]:
+    """playbooks/capacity.yml launches the GPU nodes through the OCI API (launch only: slurm.yml runs next)."""
+    region = info["region"]
+    extra = {
+        "capacity_add": list(GPU_NODES),
+        "capacity_slurm": False,
+        "capacity_shape": GPU_SHAPE,
+        "capacity_compartment_id": info["compartment_id"],
+        "capacity_availability_domain": info["availability_domain"],
+        "capacity_subnet_id": info["subnet_id"],
+        "capacity_image_id": "ocid1.image.oc1..oci-gpu-lab-debian",
+        "capacity_cluster": LAB,
+        "capacity_config_file": info["config_file"],
+        "capacity_service_endpoint": info["endpoints"][region],
+        "capacity_user_data": USER_DATA,
+        "capacity_poll_interval": 1,
+    }
+    path = demo_dir() / "capacity-vars.json"
+    path.write_text(json.dumps(extra, indent=1))
+    # always this checkout's collection: the capacity playbook is what makes the nodes
+    return playbook(inventory, "oci_gpu.cluster.capacity", "capacity.log", "-e", f"@{path}", current=True)
+
+
 def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
-    """A real `*.oci_gpu.yml` pointed at the emulator, and the group_vars a site would write: SSH to
+    """A real `*.oci_gpu.yml` pointed at the lab cloud, and the group_vars a site would write: SSH to
     each node's private IP (the inventory's ansible_host) as opc with become, pipelining. The one
     lab-specific line is which key and known_hosts SSH uses (the lab's own ssh_config)."""
     inv = demo_dir() / "inventory"
     (inv / "group_vars" / "all").mkdir(parents=True, exist_ok=True)
     region = next(iter(emu["endpoints"]))
     (inv / "demo.oci_gpu.yml").write_text(
-        "# Written by `make demo`: the dynamic inventory, pointed at the OCI API emulator.\n"
+        "# Written by `make demo`: the dynamic inventory, pointed at the lab cloud's OCI API.\n"
         "plugin: oci_gpu.cluster.oci\n"
         f"config_file: {emu['config_file']}\n"
         f"service_endpoint: {json.dumps(emu['endpoints'])}\n"
@@ -166,7 +156,7 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         link = inv / "group_vars" / "all" / name
         if not link.is_symlink():
             link.symlink_to(REPO / "inventories" / "lab" / "group_vars" / "all" / name)
-    tenancy = json.loads((demo_dir() / "tenancy.json").read_text())
+    tenancy = json.loads((cloud.cloud_dir(LAB) / "tenancy.json").read_text())
     fs = {f["displayName"]: f["id"] for f in tenancy["regions"][region]["fileSystems"]}
     storage = {
         "fss_mount_oci_api": {"config_file": emu["config_file"], "service_endpoint": emu["endpoints"][region]},
@@ -186,15 +176,21 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
 RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)")
 
 
-def playbook(inventory: Path, target: str, log_name: str, *extra: str) -> tuple[float, list[str]]:
-    """Run one playbook, its output to a log; return (seconds, recap lines). Fails loudly."""
+def playbook(
+    inventory: Path, target: str, log_name: str, *extra: str, current: bool = False
+) -> tuple[float, list[str]]:
+    """Run one playbook, its output to a log; return (seconds, recap lines). Fails loudly.
+    ``current``: with this checkout's collection even where DEMO_COLLECTIONS_PATH names another."""
     log_path = demo_dir() / log_name
     start = time.monotonic()
+    run_env = env()
+    if current:
+        run_env["ANSIBLE_COLLECTIONS_PATH"] = str(REPO / "build" / "collections")
     with open(log_path, "w") as log:
         res = subprocess.run(
             ["ansible-playbook", "-i", str(inventory), target, *extra],
             cwd=REPO,
-            env=env(),
+            env=run_env,
             stdout=log,
             stderr=subprocess.STDOUT,
             check=False,
@@ -252,8 +248,18 @@ def cmd_up(_args: argparse.Namespace) -> int:
     lab = ensure_lab()
     s_lab = time.monotonic() - t0
     say(f"lab: {s_lab:.0f} s")
-    emu = ensure_emulator(lab)
+    emu = ensure_cloud(lab)
     inventory = write_inventory(lab, emu)
+    say(f"launching the GPU nodes {', '.join(GPU_NODES)} ({GPU_SHAPE}) through the OCI API: playbooks/capacity.yml ...")
+    s_cap, cap_recap = launch_gpu_nodes(inventory, emu)
+    launched = RECAP_RE.match(next((r for r in cap_recap if r.startswith("localhost")), "")) if cap_recap else None
+    first_boot = subprocess.run(
+        ["podman", "exec", f"{LAB}-{GPU_NODES[0]}", "cat", "/etc/motd"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    say(
+        f"capacity.yml: {s_cap:.0f} s ({'launched' if launched and int(launched.group(3)) else 'already running'});"
+        f" {GPU_NODES[0]} says: {first_boot or '(no first-boot mark)'}"
+    )
     t_inv = time.monotonic()
     listing = json.loads(
         subprocess.run(
@@ -287,21 +293,17 @@ def cmd_up(_args: argparse.Namespace) -> int:
     for line in summary_from(demo_dir() / "validate.log"):
         print(f"  - {line}")
     say(
-        f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
+        f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, GPU nodes via the OCI API {s_cap:.0f} s, "
+        f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
         f"validate {s_val:.0f} s). Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0
 
 
 def cmd_down(_args: argparse.Namespace) -> int:
-    pid = emulator_pid()
+    pid = cloud.stop(LAB)
     if pid:
-        os.kill(pid, signal.SIGTERM)
-        for _attempt in range(50):
-            if emulator_pid() is None or not Path(f"/proc/{pid}").exists():
-                break
-            time.sleep(0.1)
-        say(f"stopped the OCI API emulator (pid {pid})")
+        say(f"stopped the lab cloud (pid {pid})")
     if (
         read_lab() is not None
         or subprocess.run(

@@ -41,6 +41,7 @@ for p in (str(HERE), str(REPO)):
     if p not in sys.path:
         sys.path.insert(0, p)
 
+import imds  # noqa: E402
 import labctl  # noqa: E402
 
 from tests.oci_emulator import Emulator, Tenancy, write_oci_config  # noqa: E402
@@ -322,6 +323,13 @@ def serve(lab_name: str, port: int) -> int:
     if gpu_host:  # a launched GPU node joins the lab's first local block, as into a compute cluster
         emu.knobs.launch_topology = {
             k: gpu_host[k] for k in ("hpcIslandId", "networkBlockId", "localBlockId") if gpu_host.get(k)
+        }
+    else:  # no GPU node yet: the block the lab's IMDS gives its first GPU nodes
+        short = imds.region_names(tenancy.home_region)[0]
+        emu.knobs.launch_topology = {
+            "hpcIslandId": imds.ocid("hpcisland", short, lab_name),
+            "networkBlockId": imds.ocid("computenetworkblock", short, lab_name),
+            "localBlockId": imds.ocid("computelocalblock", short, lab_name, 0),
         }
     emu.compute_hook = LabHook(lab_name)
     emu.start({tenancy.home_region: port}, host="0.0.0.0")
