@@ -978,6 +978,15 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send(400, {"error": str(exc)})
                     return
             self._send(200, em.knobs.as_dict())
+        elif path == "/_emulator/instances":
+            out = []
+            for r in em.tenancy.regions.values():
+                with r.lock:
+                    out += [
+                        {k: i.get(k) for k in ("id", "displayName", "lifecycleState", "shape", "region")}
+                        for i in r.instances
+                    ]
+            self._send(200, out)
         elif path == "/_emulator/compute-log":
             self._send(200, list(em.compute_log))
         elif path in ("/_emulator/host-health", "/_emulator/maintenance") and self.command == "POST":
