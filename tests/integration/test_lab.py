@@ -336,6 +336,17 @@ def test_lab_cloud_launches_a_node_that_boots_runs_its_user_data_and_terminates(
     assert "gpu9" in groups["slurm_compute"]["hosts"], groups["slurm_compute"]
     host = groups["_meta"]["hostvars"]["gpu9"]["ansible_host"]
     assert (host.get("__ansible_unsafe") if isinstance(host, dict) else host) == inst["private_ip"]
+    # STOP and START through the OCI API stop and start the node
+    import oci
+
+    compute = oci.core.ComputeClient(
+        oci.config.from_file(info["config_file"]), service_endpoint=info["endpoints"][info["region"]]
+    )
+    for action, state, running in (("STOP", "STOPPED", "false"), ("START", "RUNNING", "true")):
+        compute.instance_action(inst["id"], action)
+        oci.wait_until(compute, compute.get_instance(inst["id"]), "lifecycle_state", state, max_wait_seconds=120)
+        assert podman("inspect", "--format", "{{.State.Running}}", container).stdout.strip() == running
+    assert len(devices(container)) == 9 and json.loads(imds_from(container)["instance"]["body"])["id"] == inst["id"]
     # a rerun launches nothing
     rc, task, out = module(info, "compute_instance", launch_args(info, "gpu9"))
     assert rc == 0 and task["changed"] is False and task["instance"]["id"] == inst["id"], out
