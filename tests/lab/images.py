@@ -377,7 +377,9 @@ def _build_locked(suite: str, *, force: bool, prefetch: bool, quiet: bool) -> di
         resolv = root / "etc/resolv.conf"
         resolv.unlink(missing_ok=True)
         shutil.copyfile("/etc/resolv.conf", resolv)
-        shutil.copyfile(IMDS_SEED, root / "tmp/oci-gpu-lab-imds-seed")
+        # Debian nodes have python3 but no 'python' (the file's own shebang, for ansible-test)
+        seed = "#!/usr/bin/python3\n" + IMDS_SEED.read_text().split("\n", 1)[1]
+        (root / "tmp/oci-gpu-lab-imds-seed").write_text(seed)
         mounted = _chroot_mounts(root)
         env = {
             "PATH": "/usr/sbin:/usr/bin:/sbin:/bin",

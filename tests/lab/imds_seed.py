@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """oci-gpu-lab (TEST ONLY): seed cloud-init's NoCloud datasource from the lab IMDS at boot.
