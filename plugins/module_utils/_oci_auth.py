@@ -118,3 +118,47 @@ def make_client(
 def oci_service_argspec() -> dict[str, Any]:
     """Argument spec of O(region) / O(service_endpoint) (doc fragment ``oci_gpu.cluster._oci_service``)."""
     return {"region": {"type": "str"}, "service_endpoint": {"type": "str"}}
+
+
+# -- what every OCI module shares: errors, SDK models as dicts, paging, main() -----------------------
+class OciModuleError(Exception):
+    """A failure with a message fit for the user; ``details`` go into the module's result."""
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message, self.details = message, details
+
+
+def to_dict(model: Any) -> Any:
+    """An SDK model (or list of them) as snake_case dicts."""
+    return oci.util.to_dict(model)
+
+
+def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every page of a list call, as dicts (a collection answer, ``{items: [...]}``, is unwrapped)."""
+    data = oci.pagination.list_call_get_all_results(method, *args, **kwargs).data
+    if not isinstance(data, list) and hasattr(data, "items"):
+        data = data.items
+    return [to_dict(d) for d in data]
+
+
+def run_module(module: Any, run: Any, error_context: str = "") -> None:
+    """The shared main() of the OCI modules: the SDK check, ``run(module)``, and one mapping of
+    errors to ``fail_json`` (``error_context`` goes into the message of an API error)."""
+    from ansible.module_utils.basic import missing_required_lib
+
+    if not HAS_OCI:
+        module.fail_json(msg=missing_required_lib("oci"), exception=str(OCI_IMPORT_ERROR))
+    try:
+        module.exit_json(**run(module))
+    except OciModuleError as exc:
+        module.fail_json(msg=exc.message, **exc.details)
+    except OciAuthError as exc:
+        module.fail_json(msg=str(exc))
+    except oci.exceptions.ServiceError as exc:
+        module.fail_json(
+            msg=f"OCI API error{error_context}: {exc.status} {exc.code}: {exc.message}",
+            status=exc.status,
+            code=exc.code,
+            opc_request_id=exc.request_id,
+        )

@@ -4,7 +4,7 @@
 
 The first half is pure: input checks, the cluster-tag guard every destructive call passes,
 capacity-error recognition and the instance view the modules return. The second half wraps the SDK
-(clients, paging, waits). ``oci`` is imported lazily through ``_oci_auth``.
+(clients, lookups, waits); errors, paging and main() are ``_oci_auth``'s, shared with the OKE modules.
 """
 
 from __future__ import annotations
@@ -22,12 +22,8 @@ DEFAULT_CLUSTER_TAG = "oci-gpu.cluster"
 DEFAULT_ROLE_TAG = "oci-gpu.slurm-role"
 
 
-class ComputeError(Exception):
-    """A failure with a message fit for the user and the details to return with it."""
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.message, self.details = message, details
+class ComputeError(_oci_auth.OciModuleError):
+    """A compute failure with a message fit for the user and the details to return with it."""
 
 
 def compute_argspec() -> dict[str, Any]:
@@ -164,8 +160,8 @@ def pick_live(instances: list[dict[str, Any]], name: str) -> dict[str, Any] | No
 
 
 # -- SDK side ------------------------------------------------------------------------------------
-def to_dict(model: Any) -> Any:
-    return _oci_auth.oci.util.to_dict(model)
+to_dict = _oci_auth.to_dict
+list_all = _oci_auth.list_all
 
 
 def launch_retry_strategy() -> Any:
@@ -195,10 +191,7 @@ def launch_retry_strategy() -> Any:
 def clients(params: dict[str, Any]) -> dict[str, Any]:
     """Compute, compute management, virtual network and work request clients for one region."""
     oci = _oci_auth.oci
-    try:
-        auth = _oci_auth.resolve_auth(params)
-    except _oci_auth.OciAuthError as exc:
-        raise ComputeError(str(exc)) from exc
+    auth = _oci_auth.resolve_auth(params)
     region, endpoint = params.get("region"), params.get("service_endpoint")
     return {
         name: _oci_auth.make_client(cls, auth, region=region, endpoint=endpoint)
@@ -209,15 +202,6 @@ def clients(params: dict[str, Any]) -> dict[str, Any]:
             ("work_requests", oci.work_requests.WorkRequestClient),
         )
     }
-
-
-def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    oci = _oci_auth.oci
-    resp = oci.pagination.list_call_get_all_results(method, *args, **kwargs)
-    data = resp.data
-    if hasattr(data, "items"):
-        data = data.items
-    return [to_dict(d) for d in data]
 
 
 def find_by_name(compute: Any, compartment_id: str, name: str) -> dict[str, Any] | None:
@@ -282,22 +266,3 @@ def wait_for_ssh(host: str, port: int, timeout: float, poll: float) -> float:
             if time.monotonic() - start >= timeout:
                 raise ComputeError(f"{host}:{port} did not accept SSH within {timeout:g} s: {exc}") from exc
             time.sleep(poll)
-
-
-def run_module(module: Any, run: Any, context: str = "") -> None:
-    """Run ``run(module)`` and exit: ComputeError and SDK errors fail with their message and details."""
-    oci = _oci_auth.oci
-    if oci is None:
-        module.fail_json(msg=f"the 'oci' Python SDK is required: {_oci_auth.OCI_IMPORT_ERROR}")
-    try:
-        result = run(module)
-    except ComputeError as exc:
-        module.fail_json(msg=exc.message + context, **exc.details)
-    except oci.exceptions.ServiceError as exc:
-        module.fail_json(
-            msg=f"OCI {exc.operation_name or 'call'} answered {exc.status} {exc.code}: {exc.message}{context}",
-            status=exc.status,
-            code=exc.code,
-            opc_request_id=exc.request_id,
-        )
-    module.exit_json(**result)

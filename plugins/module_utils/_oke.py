@@ -409,12 +409,8 @@ def plan_addons(
 
 
 # -- SDK side ------------------------------------------------------------------------------------
-class OkeError(Exception):
+class OkeError(_oci_auth.OciModuleError):
     """A Container Engine problem with a message fit for the user; ``details`` go into the result."""
-
-    def __init__(self, message: str, **details: Any) -> None:
-        super().__init__(message)
-        self.details = details
 
 
 def ce_client(params: dict[str, Any]) -> Any:
@@ -430,8 +426,8 @@ def ce_client(params: dict[str, Any]) -> Any:
     )
 
 
-def to_dict(model: Any) -> Any:
-    return _oci_auth.oci.util.to_dict(model)
+to_dict = _oci_auth.to_dict
+list_all = _oci_auth.list_all
 
 
 def is_status(exc: BaseException, status: int) -> bool:
@@ -455,11 +451,6 @@ def get_addon(client: Any, cluster_id: str, name: str) -> dict[str, Any] | None:
         if exc.status == 404:
             return None
         raise
-
-
-def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    data = _oci_auth.oci.pagination.list_call_get_all_results(method, *args, **kwargs).data
-    return [to_dict(d) for d in data]
 
 
 def addon_options(client: Any, k8s_version: str, name: str | None = None) -> list[dict[str, Any]]:
@@ -502,25 +493,3 @@ def wait_work_request(
                 work_request=wr,
             )
         clock.sleep(interval)
-
-
-def run_module(module: Any, run: Any, error_context: str = "") -> None:
-    """The shared main() of the oke_* modules: the SDK check, ``run(module)``, and one mapping of
-    errors to ``fail_json`` (``error_context`` goes into the message of an API error)."""
-    from ansible.module_utils.basic import missing_required_lib
-
-    if not _oci_auth.HAS_OCI:
-        module.fail_json(msg=missing_required_lib("oci"), exception=str(_oci_auth.OCI_IMPORT_ERROR))
-    try:
-        module.exit_json(**run(module))
-    except OkeError as exc:
-        module.fail_json(msg=str(exc), **exc.details)
-    except _oci_auth.OciAuthError as exc:
-        module.fail_json(msg=str(exc))
-    except _oci_auth.oci.exceptions.ServiceError as exc:
-        module.fail_json(
-            msg=f"OCI API error{error_context}: {exc.status} {exc.code}: {exc.message}",
-            status=exc.status,
-            code=exc.code,
-            opc_request_id=exc.request_id,
-        )

@@ -286,7 +286,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 def main() -> None:
     module = build_module()
-    _oke.run_module(module, run, f" on add-on {module.params['name']}")
+    _oci_auth.run_module(module, run, f" on add-on {module.params['name']}")
 
 
 if __name__ == "__main__":

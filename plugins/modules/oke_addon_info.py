@@ -89,7 +89,7 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oke
 
 
 def option_view(opt: dict[str, Any]) -> dict[str, Any]:
@@ -150,7 +150,7 @@ def main() -> None:
     module = AnsibleModule(
         argument_spec=spec, supports_check_mode=True, required_one_of=[("cluster_id", "kubernetes_version")]
     )
-    _oke.run_module(module, run)
+    _oci_auth.run_module(module, run)
 
 
 if __name__ == "__main__":

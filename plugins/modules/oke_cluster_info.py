@@ -251,7 +251,7 @@ def main() -> None:
         }
     )
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
-    _oke.run_module(module, run)
+    _oci_auth.run_module(module, run)
 
 
 if __name__ == "__main__":
