@@ -30,9 +30,11 @@ def names_from_pattern(pattern: str, count: int, taken: set[str], first: int = 1
 
 
 def plan(request: dict[str, Any], inventory: dict[str, Any]) -> dict[str, Any]:
-    """``request``: ``add`` (list of names, or a count), ``pattern``, ``remove`` (names), ``max_add``,
-    ``max_remove``. ``inventory``: ``hosts`` (every inventory host name), ``compute`` (slurm_compute),
-    ``protected`` (controllers, dbd and login hosts), ``oci_ids`` (host -> instance OCID).
+    """``request``: ``add`` (a count, as a number or digits as ``-e capacity_add=2`` gives them, or
+    names: a list or one name), ``pattern``, ``remove`` (names), ``max_add``, ``max_remove``,
+    ``scope`` (``new`` or ``all``, checked when given). ``inventory``: ``hosts`` (every inventory
+    host name), ``compute`` (slurm_compute), ``protected`` (controllers, dbd and login hosts),
+    ``oci_ids`` (host -> instance OCID).
 
     Returns ``{"add": [...], "remove": [{"name", "instance_id"}], "errors": [...]}``."""
     errors: list[str] = []
@@ -42,6 +44,11 @@ def plan(request: dict[str, Any], inventory: dict[str, Any]) -> dict[str, Any]:
     oci_ids = dict(inventory.get("oci_ids") or {})
     pattern = str(request.get("pattern") or "")
     add_req = request.get("add")
+    if isinstance(add_req, str):
+        add_req = int(add_req) if add_req.strip().isdigit() else [add_req]
+    scope = request.get("scope")
+    if scope is not None and scope not in ("new", "all"):
+        errors.append(f"capacity_slurm_scope must be new or all, got {scope!r}")
     add: list[str] = []
     if isinstance(add_req, bool) or not isinstance(add_req, (int, list, type(None))):
         errors.append(f"capacity_add must be a count or a list of host names, got {add_req!r}")

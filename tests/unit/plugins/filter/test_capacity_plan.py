@@ -58,3 +58,11 @@ def test_caps_and_bad_requests() -> None:
     assert plan(add=["gpu8", "gpu8"])["errors"] == ["named twice: gpu8"]
     with pytest.raises(AnsibleFilterError):
         capacity_plan([], INV)
+
+
+def test_extra_vars_strings_and_the_scope() -> None:
+    # -e capacity_add=2 gives "2" (a count); -e capacity_add=gpu7 gives one name
+    assert plan(add="2")["add"] == ["gpu3", "gpu5"]
+    assert plan(add="gpu7")["add"] == ["gpu7"]
+    assert plan(scope="all")["errors"] == []
+    assert plan(scope="some")["errors"] == ["capacity_slurm_scope must be new or all, got 'some'"]
