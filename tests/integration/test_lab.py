@@ -19,9 +19,13 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "lab"))
 
 import labtest  # noqa: E402
+
+from tests.oci_emulator.testing import run_module  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
 
@@ -238,32 +242,7 @@ def module(info: dict[str, Any], name: str, args: dict[str, Any]) -> tuple[int, 
         "wait_timeout": 180,
         **args,
     }
-    env = dict(os.environ, ANSIBLE_STDOUT_CALLBACK="json", ANSIBLE_LOAD_CALLBACK_PLUGINS="1", ANSIBLE_NOCOLOR="1")
-    env["ANSIBLE_COLLECTIONS_PATH"] = str(REPO / "build" / "collections")
-    res = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "ansible"),
-            "localhost",
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-m",
-            f"oci_gpu.cluster.{name}",
-            "-a",
-            json.dumps(args),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=400,
-        check=False,
-    )
-    try:
-        task = json.loads(res.stdout)["plays"][0]["tasks"][0]["hosts"]["localhost"]
-    except (ValueError, KeyError, IndexError):
-        task = {}
-    return res.returncode, task, res.stdout + res.stderr
+    return run_module(name, args, Path(info["config_file"]).parent, timeout=400)
 
 
 def launch_args(info: dict[str, Any], name: str, **kw: Any) -> dict[str, Any]:

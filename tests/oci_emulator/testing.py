@@ -150,6 +150,14 @@ def run_oci_module(emu: Running, module: str, args: dict[str, Any]) -> tuple[int
     returns (exit status, the task result, all output)."""
     region = emu.tenancy.home_region
     args = {"config_file": str(emu.creds.config_file), "service_endpoint": emu.endpoints[region], **args}
+    return run_module(module, args, emu.workdir)
+
+
+def run_module(
+    module: str, args: dict[str, Any], workdir: Path, timeout: float = 120
+) -> tuple[int, dict[str, Any], str]:
+    """Run ``oci_gpu.cluster.<module>`` with ``args`` on localhost through ``ansible`` (the JSON
+    callback); returns (exit status, the task result, all output)."""
     env = dict(os.environ)
     env.update(
         {
@@ -157,8 +165,8 @@ def run_oci_module(emu: Running, module: str, args: dict[str, Any]) -> tuple[int
             "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
             "ANSIBLE_STDOUT_CALLBACK": "json",
             "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_LOCAL_TEMP": str(emu.workdir / ".tmp"),
-            "ANSIBLE_HOME": str(emu.workdir / ".ansible"),
+            "ANSIBLE_LOCAL_TEMP": str(workdir / ".tmp"),
+            "ANSIBLE_HOME": str(workdir / ".ansible"),
         }
     )
     res = subprocess.run(
@@ -177,7 +185,7 @@ def run_oci_module(emu: Running, module: str, args: dict[str, Any]) -> tuple[int
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
     try:
