@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The emulator's compute write side: instances that launch, run, stop and terminate (TEST ONLY).
 
-Core Services paths (``/20160918``) as the real ``oci`` SDK calls them: LaunchInstance,
+Core Services paths (``/20160918``) as the real ``oci`` SDK calls them (GetInstance is server.py's): LaunchInstance,
 TerminateInstance, InstanceAction (STOP, START, SOFTSTOP, SOFTRESET, RESET), UpdateInstance
 (display name, tags, metadata), GetComputeHost (health a test flips), ListInstanceMaintenanceEvents
 (events a test schedules), UpdateInstancePool (size), AttachInstancePoolInstance,
@@ -74,7 +74,6 @@ class ComputeMixin:
         core = "/20160918"
         return [
             ("POST", core + "/instances", "LaunchInstance", self.launch_instance),
-            ("GET", core + "/instances/{id}", "GetInstance", self.get_instance),
             ("DELETE", core + "/instances/{id}", "TerminateInstance", self.terminate_instance),
             ("POST", core + "/instances/{id}", "InstanceAction", self.instance_action),
             ("PUT", core + "/instances/{id}", "UpdateInstance", self.update_instance),
@@ -243,12 +242,6 @@ class ComputeMixin:
                         att["lifecycleState"] = "ATTACHED"
             self._finish_work_requests(inst["id"], "LaunchInstance")
         self._log("running", instanceId=inst["id"])
-
-    def get_instance(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
-        inst = self._instance(r, p["id"])
-        self.before_compartment(inst["compartmentId"])  # type: ignore[attr-defined]
-        with r.lock:
-            return public_view(inst), {"etag": p["id"][-12:]}
 
     def terminate_instance(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         inst = self._instance(r, p["id"])

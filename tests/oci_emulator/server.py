@@ -362,8 +362,7 @@ class Emulator(ComputeMixin):
             ("GET", lustre + "/lustreFileSystems", "ListLustreFileSystems", self.list_lustre),
             ("GET", lustre + "/lustreFileSystems/{id}", "GetLustreFileSystem", self.get_by_id("lustre_file_systems")),
         ]
-        # the compute write side (compute.py) replaces GetInstance with its own
-        table = [t for t in table if t[2] != "GetInstance"] + self.compute_routes()
+        table += self.compute_routes()  # the compute write side (compute.py)
         return [Route(m, p, op, fn) for m, p, op, fn in table]
 
     def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
