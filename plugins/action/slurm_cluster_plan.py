@@ -38,6 +38,13 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "conf_dir": {"type": "str", "default": "/etc/slurm"},
     "topology": {"type": "str", "choices": ["auto", "tree", "block", "none"], "default": "none"},
     "probe_var": {"type": "str", "default": "__slurm_probe"},
+    # configless compute nodes fetch the configuration from slurmctld (SlurmctldParameters=enable_configless)
+    "configless": {"type": "bool", "default": False},
+    # the header the base files start with (the role's ansible_managed, as a comment)
+    "managed_header": {"type": "str", "default": ""},
+    # oci.conf and plugstack.conf: oci_enabled, pyxis_enabled, oci_state_dir, oci_runtime, oci_config, oci_prolog
+    "containers": {"type": "raw", "default": {}},
+    "last_good_dir": {"type": "str", "default": "/var/lib/oci-gpu-cluster/slurm-last-good"},
 }
 # The inventory's fabric ids (oci_gpu.cluster.oci hostvars) -> the topology model's keys, from the
 # table the node-side check against IMDS uses.
@@ -60,7 +67,9 @@ class ActionModule(ActionBase):
             raise AnsibleActionFail("slurm_cluster_plan: " + "; ".join(validation.error_messages))
         args = validation.validated_parameters
         keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed", "removed")
-        cluster = {k: args[k] for k in (*keys, "max_failed_compute", "conf_dir", "topology")}
+        more = ("max_failed_compute", "conf_dir", "topology", "configless", "managed_header", "last_good_dir")
+        cluster = {k: args[k] for k in (*keys, *more)}
+        cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None
         hosts = {

@@ -79,6 +79,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import with_file_changes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import change_plan
 
 
@@ -91,13 +92,10 @@ def slurm_change_plan(
     dbd_changed: bool = False,
 ) -> dict[str, Any]:
     try:
-        return change_plan(
-            str(old or ""),
-            str(new or ""),
-            str(version),
-            gres_changed=bool(gres_changed),
-            cgroup_changed=bool(cgroup_changed),
-            dbd_changed=bool(dbd_changed),
+        changed = (["gres.conf"] if gres_changed else []) + (["cgroup.conf"] if cgroup_changed else [])
+        changed += ["slurmdbd.conf"] if dbd_changed else []
+        return with_file_changes(
+            change_plan(str(old or ""), str(new or ""), str(version)), changed, first_install=not str(old or "")
         )
     except (HostlistError, ValueError) as exc:
         raise AnsibleFilterError(f"slurm_change_plan: {exc}") from exc

@@ -7,6 +7,12 @@ Public API
 ``oci_series(version) -> str``
     Which oci.conf template serves a Slurm release: ``"22.05"`` (22.05 up to 24.05: the keys
     22.05 knows, which every later release reads too) or ``"24.11"`` (24.11 and later).
+``oci_conf_text(version, state_dir, runtime, config, prolog) -> str``
+    oci.conf for that release: the role's rootless crun lines (per-user state directory), then
+    ``slurm_oci_config``'s own keys, which replace the role's (RunTimeCreate/RunTimeStart replace
+    RunTimeRun).
+``plugstack_conf_text(conf_dir) -> str``
+    plugstack.conf: it includes plugstack.conf.d, which every node keeps itself.
 ``oci_conf_problems(config, version=None, state_dir="") -> list``
     What is wrong with ``slurm_oci_config`` (keys merged over the role's crun lines) for that
     release; ``version=None`` checks against the newest keys (before Slurm is installed).
@@ -50,8 +56,10 @@ __all__ = [
     "enroot_conf_problems",
     "enroot_paths",
     "oci_conf_problems",
+    "oci_conf_text",
     "oci_series",
     "plugin_version",
+    "plugstack_conf_text",
     "pyxis_args_problems",
     "pyxis_version_problem",
 ]
@@ -90,6 +98,62 @@ def oci_series(version: Any) -> str:
     """The oci.conf template a release uses: '22.05' before 24.11, '24.11' from it on."""
     ver = _version(version)
     return "24.11" if ver is None or ver >= (24, 11) else "22.05"
+
+
+_MANAGED = "# Managed by Ansible (oci_gpu.cluster.slurm)"
+# The per-user state directory: 22.05 has no %U (uid), so it goes by user name there.
+_STATE_PATTERN = {"22.05": "%u", "24.11": "%U"}
+_RUNTIME_COMMANDS = (
+    ("RunTimeQuery", "state %n.%u.%j.%s.%t"),
+    ("RunTimeKill", "kill -a %n.%u.%j.%s.%t"),
+    ("RunTimeDelete", "delete --force %n.%u.%j.%s.%t"),
+    ("RunTimeRun", "run --bundle %b %n.%u.%j.%s.%t"),
+)
+_ENV_EXCLUDE = "^(SLURM_CONF|SLURM_CONF_SERVER)="
+
+
+def _oci_value(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def oci_conf_text(version: Any, state_dir: str, runtime: str, config: Mapping[str, Any] | None, prolog: str) -> str:
+    """oci.conf for a Slurm release (module doc): what configless nodes fetch from slurmctld."""
+    series = oci_series(version)
+    pattern = _STATE_PATTERN[series]
+    crun = f"{runtime} --rootless=true --root={state_dir}/{pattern}"
+    if series == "24.11":
+        head = (
+            f"{_MANAGED}: Slurm OCI containers with rootless crun.\n"
+            f"# Slurm {version} reads the oci.conf keys of 24.11 (the state directory is per uid, %U,\n"
+        )
+        defaults = [("EnvExclude", _ENV_EXCLUDE), ("RunTimeEnvExclude", _ENV_EXCLUDE)]
+    else:
+        head = (
+            f"{_MANAGED}: Slurm OCI containers with rootless crun.\n"
+            f"# Slurm {version} reads the oci.conf keys of 22.05 (no %U: the state directory is per user name,\n"
+        )
+        defaults = []
+    head += f"# made by the prolog {prolog}). srun --container=<bundle> runs the bundle as the job's user.\n"
+    defaults += [(key, f"{crun} {command}") for key, command in _RUNTIME_COMMANDS]
+    own = dict(config or {})
+    own_lower = {str(k).lower() for k in own}
+    create = "runtimecreate" in own_lower
+    lines = [
+        f'{key}="{value}"'
+        for key, value in defaults
+        if key.lower() not in own_lower and not (create and key == "RunTimeRun")
+    ]
+    lines += [f'{key}="{_oci_value(value)}"' for key, value in own.items()]
+    return head + "".join(line + "\n" for line in lines)
+
+
+def plugstack_conf_text(conf_dir: str) -> str:
+    """plugstack.conf (module doc)."""
+    return (
+        f"{_MANAGED}: SPANK plugins. slurmctld serves this file to\n"
+        "# configless nodes, not the files it includes: every node keeps plugstack.conf.d itself.\n"
+        f"include {conf_dir}/plugstack.conf.d/*.conf\n"
+    )
 
 
 def _canon(series: str) -> dict[str, str]:

@@ -26,6 +26,7 @@ controllers and the dbd host must stand, and too many lost compute hosts stop th
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -39,8 +40,13 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     private_data_dbd,
     render_slurm_config_with_settings,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import oci_series
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+    oci_conf_text,
+    oci_series,
+    plugstack_conf_text,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_records, records_from_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import host_inputs
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import (
     TOPOLOGY_FILES,
     live_placement,
@@ -336,6 +342,111 @@ def _plan_topology(
     )
 
 
+# The files every host with a configuration has; a configless node compares only these with the
+# primary controller's to tell whether it missed a reconfigure (the topology file is applied by one).
+BASE_FILES = ("cgroup.conf", "gres.conf", "slurm.conf")
+# What a failed restart puts back (tasks/restart.yml): the base files and the topology files.
+LAST_GOOD_FILES = (*BASE_FILES, *TOPOLOGY_FILES)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogateescape")).hexdigest()
+
+
+def _conf_files(
+    cluster: Mapping[str, Any], files: Mapping[str, str], topology_files: Mapping[str, str], version_text: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The configuration files every host that has them gets, in the order they are written, with
+    their final content (the managed header on the base files), and the role's files to remove."""
+    conf_dir = str(cluster.get("conf_dir") or "/etc/slurm")
+    header = str(cluster.get("managed_header") or "")
+    out = [
+        {"name": n, "path": f"{conf_dir}/{n}", "content": f"{header}{files[n]}"}
+        for n in ("cgroup.conf", "gres.conf", "slurm.conf")
+    ]
+    out[-1]["validate"] = "env SLURM_CONF=%s scontrol show hostnames localhost"
+    out += [{"name": n, "path": f"{conf_dir}/{n}", "content": text} for n, text in sorted(topology_files.items())]
+    containers = cluster.get("containers") or {}
+    absent = []
+    if containers.get("oci_enabled"):
+        text = oci_conf_text(
+            version_text,
+            str(containers.get("oci_state_dir") or ""),
+            str(containers.get("oci_runtime") or ""),
+            containers.get("oci_config") or {},
+            str(containers.get("oci_prolog") or ""),
+        )
+        out.append({"name": "oci.conf", "path": f"{conf_dir}/oci.conf", "content": text})
+    else:
+        # The role's own oci.conf goes when turned off; a site's own file stays.
+        absent.append({"name": "oci.conf", "path": f"{conf_dir}/oci.conf", "state": "absent_if_managed"})
+    if containers.get("pyxis_enabled"):
+        out.append(
+            {"name": "plugstack.conf", "path": f"{conf_dir}/plugstack.conf", "content": plugstack_conf_text(conf_dir)}
+        )
+    return out, absent
+
+
+def _base_view(probe: Mapping[str, Any]) -> dict[str, str]:
+    sha = probe.get("conf_sha256") or {}
+    return {n: str(sha.get(n) or "") for n in BASE_FILES}
+
+
+def _hosts(
+    cluster: Mapping[str, Any],
+    m: Mapping[str, Any],
+    probes: Mapping[str, Mapping[str, Any]],
+    conf_sha: Mapping[str, str],
+) -> dict[str, dict[str, Any]]:
+    """Per standing host of the cluster, what its schedule needs (_slurm_schedule.host_inputs)."""
+    configless = bool(cluster.get("configless"))
+    primary = m["controllers"][0] if m["controllers"] else ""
+    ctl = probes.get(primary) or {}
+    ctl_live = bool(ctl.get("live_conf_path"))
+    ctl_sha = ctl.get("conf_sha256") or {}
+    # What the primary controller's apply changes among the files slurmctld serves configless slurmd
+    # (those slurmd reads at start): its live files against this plan's.
+    served_changed = (
+        sorted(n for n in SLURMD_RESTART_FILES if n in conf_sha and conf_sha[n] != ctl_sha.get(n, ""))
+        if configless and primary in m["standing"]
+        else []
+    )
+    removed = set(_names(cluster.get("nodes_removed")))
+    roles_of: dict[str, list[str]] = {}
+    for role, key in (("controller", "controllers"), ("dbd", "dbd"), ("compute", "compute"), ("login", "login")):
+        for host in m[key]:
+            roles_of.setdefault(host, []).append(role)
+    out = {}
+    for host in m["cluster_hosts"]:
+        if host not in m["standing"]:
+            continue
+        probe = probes.get(host) or {}
+        roles = roles_of.get(host, [])
+        writes = not configless or bool(set(roles) - {"compute"})
+        if writes:
+            behind = bool(probe.get("behind"))
+        else:
+            # A configless slurmd keeps the files slurmctld sent it (/run/slurm/conf): behind when they
+            # differ from the primary controller's live files as this run found them.
+            behind = (
+                str(probe.get("live_conf_path") or "").startswith("/run/")
+                and ctl_live
+                and _base_view(probe) != _base_view(ctl)
+            )
+        out[host] = host_inputs(
+            host,
+            roles,
+            primary=host == primary,
+            configless=configless,
+            live_conf=bool(probe.get("live_conf")),
+            running=probe.get("running") or [],
+            taken_out=host in removed,
+            behind=behind,
+            served_changed=served_changed,
+        )
+    return out
+
+
 def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit_token: Any = None) -> dict[str, Any]:
     """Before anything changes: the hosts that must stand do, and the cluster description (node names
     only: the hardware is read later) passes the configuration model. Returns the lost hosts."""
@@ -553,14 +664,30 @@ def plan_cluster(
         )
     report.extend(topology["report"])
     conf_dir = str(cluster.get("conf_dir") or "/etc/slurm")
+    conf_files, conf_absent = _conf_files(cluster, files, topology["files"], version_text)
+    conf_absent += [{"name": n, "path": f"{conf_dir}/{n}", "state": "absent"} for n in stale]
+    conf_sha = {f["name"]: _sha256(f["content"]) for f in conf_files}
+    last_good_dir = str(cluster.get("last_good_dir") or "/var/lib/oci-gpu-cluster/slurm-last-good")
+    by_name = {f["name"]: f for f in conf_files}
     return {
+        # The configuration files of every host that has them (a configless compute node fetches
+        # them from slurmctld), with their final content, and the role's files that go.
+        "conf_files": conf_files,
+        "conf_files_absent": conf_absent,
+        # What the daemons will have applied once this run's restarts and reconfigures succeed.
+        "conf_sha256": conf_sha,
+        # The copies a failed restart puts back (tasks/restart.yml), by name.
+        "last_good_files": [
+            {"name": f"last-good {n}", "path": f"{last_good_dir}/{n}", "content": by_name[n]["content"]}
+            if n in by_name
+            else {"name": f"last-good {n}", "path": f"{last_good_dir}/{n}", "state": "absent"}
+            for n in LAST_GOOD_FILES
+        ],
+        "last_good_names": [n for n in LAST_GOOD_FILES if n in by_name],
+        # Per standing host: what its restart schedule needs (_slurm_schedule.host_schedule).
+        "hosts": _hosts(cluster, m, probes, conf_sha),
         "files": files,
         "files_absent": stale,
-        # the same as slurm_files entries, for the role to check and write beside slurm.conf
-        "topology_files": [
-            {"name": n, "path": f"{conf_dir}/{n}", "content": text} for n, text in sorted(topology["files"].items())
-        ],
-        "topology_files_absent": [{"name": n, "path": f"{conf_dir}/{n}", "state": "absent"} for n in stale],
         "topology": {k: topology[k] for k in ("mode", "plugin") if k in topology}
         | {"blocks": topology.get("blocks", 0), "switches": topology.get("switches", 0)},
         "settings": settings,
@@ -588,8 +715,6 @@ def plan_cluster(
             (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
         ),
         "plan": plan,
-        # The files whose change restarts slurmd (the version table's, for the role's handlers)
-        "slurmd_restart_files": list(SLURMD_RESTART_FILES),
         # oci.conf's template series for this release (_slurm_containers.oci_series)
         "oci_series": oci_series(version_text) if version_text else "",
         "report": report,

@@ -10,11 +10,12 @@ Public API
     The version in ``slurmd -V`` / package-manager output (``"24.11.5"``), or ``""``.
 ``behaviour(version) -> dict``
     The row of :data:`VERSION_TABLE` in force for that version.
-``change_plan(old_text, new_text, version, ...) -> dict``
-    Which daemons a change of ``slurm.conf`` / ``gres.conf`` / ``cgroup.conf`` /
-    ``slurmdbd.conf`` / ``topology.conf`` / ``oci.conf`` / ``plugstack.conf`` needs restarted, and
-    whether ``scontrol reconfigure`` suffices (a topology file's content: reconfigure;
-    ``TopologyPlugin``: every daemon restarts).
+``change_plan(old_text, new_text, version, topology_changed=False) -> dict``
+    Which daemons a change of ``slurm.conf`` (and of the topology file) needs restarted across
+    the cluster, and whether ``scontrol reconfigure`` suffices (a topology file's content:
+    reconfigure; ``TopologyPlugin``: every daemon restarts). What a change of one host's other
+    files needs (gres.conf, cgroup.conf, oci.conf, slurmdbd.conf, unit drop-ins) is decided with
+    this result, per host, by ``_slurm_schedule.host_schedule``.
 
 Facts the table encodes (Slurm's release notes and the slurm.conf man page of each release):
 
@@ -196,11 +197,7 @@ def change_plan(
     old_text: str | None,
     new_text: str,
     version: Any,
-    gres_changed: bool = False,
-    cgroup_changed: bool = False,
-    dbd_changed: bool = False,
     topology_changed: bool = False,
-    files_changed: tuple[str, ...] | list[str] = (),
 ) -> dict[str, Any]:
     """Decide what a change needs: restarts per daemon, or a reconfigure.
 
@@ -219,9 +216,6 @@ def change_plan(
     removed: list = []
     removed_partitions: list = []
     resized: list = []
-    if dbd_changed:
-        restart.add("slurmdbd")
-        reasons.append("slurmdbd.conf changed")
     if old_text:
         old = parse_slurm_conf(old_text)
         new = parse_slurm_conf(new_text)
@@ -269,13 +263,6 @@ def change_plan(
     if topology_changed and old_text:
         reconfigure = True
         reasons.append("the topology file changed: reconfigure")
-    # On a first install (no live slurm.conf) the daemons are simply started afterwards.
-    changed_files = set(files_changed) | ({"gres.conf"} if gres_changed else set())
-    changed_files |= {"cgroup.conf"} if cgroup_changed else set()
-    for name in SLURMD_RESTART_FILES:
-        if name in changed_files and old_text:
-            restart.add("slurmd")
-            reasons.append(f"{name} changed: slurmd restarts")
     # A restart of slurmctld re-reads everything: a reconfigure on top would only repeat it.
     if "slurmctld" in restart:
         reconfigure = False

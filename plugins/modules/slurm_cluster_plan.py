@@ -119,6 +119,26 @@ options:
     description: The variable each host registered M(oci_gpu.cluster.slurm_node_info) as.
     type: str
     default: __slurm_probe
+  configless:
+    description:
+      - Whether compute nodes fetch the configuration from slurmctld (configless); such a node keeps no
+        files of its own, and its schedule follows the files the primary controller serves it.
+    type: bool
+    default: false
+  managed_header:
+    description: The comment the base files (C(slurm.conf), C(gres.conf), C(cgroup.conf)) start with.
+    type: str
+    default: ""
+  containers:
+    description:
+      - What C(oci.conf) and C(plugstack.conf) say (the slurm role's container settings) - C(oci_enabled),
+        C(pyxis_enabled), C(oci_state_dir), C(oci_runtime), C(oci_config) and C(oci_prolog).
+    type: dict
+    default: {}
+  last_good_dir:
+    description: Where each host keeps the files its daemons run with, for a failed restart to put back.
+    type: str
+    default: /var/lib/oci-gpu-cluster/slurm-last-good
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
@@ -157,16 +177,42 @@ files_absent:
   returned: stage=plan
   type: list
   elements: str
-topology_files:
-  description: The topology file (if any) as M(oci_gpu.cluster.slurm_files) entries, C(name), C(path) and C(content).
+conf_files:
+  description:
+    - The configuration files of every host that keeps them, as M(oci_gpu.cluster.slurm_files) entries (C(name),
+      C(path), C(content), C(validate) on C(slurm.conf)) with their final content - C(cgroup.conf), C(gres.conf),
+      C(slurm.conf) with O(managed_header), the topology file, C(oci.conf) and C(plugstack.conf) when enabled.
+      A configless compute node fetches them from slurmctld.
   returned: stage=plan
   type: list
   elements: dict
-topology_files_absent:
-  description: RV(files_absent) as M(oci_gpu.cluster.slurm_files) entries with C(state=absent).
+conf_files_absent:
+  description: The role's files this configuration no longer uses, as M(oci_gpu.cluster.slurm_files) entries.
   returned: stage=plan
   type: list
   elements: dict
+conf_sha256:
+  description: SHA-256 of each of RV(conf_files), by name (what the daemons run with once this run applied them).
+  returned: stage=plan
+  type: dict
+last_good_files:
+  description: The copies of the base and topology files a failed restart puts back, as slurm_files entries.
+  returned: stage=plan
+  type: list
+  elements: dict
+last_good_names:
+  description: The names of the files in RV(last_good_files) that exist in this configuration.
+  returned: stage=plan
+  type: list
+  elements: str
+hosts:
+  description:
+    - Per standing host of the cluster, what its restart schedule needs - C(roles), C(primary),
+      C(writes_config), C(first_install), C(running), C(taken_out), C(behind) (its daemons run with older
+      files than it has), C(served_changed) (configless - the files slurmd reads at start that the primary
+      controller changes in this run). The filter P(oci_gpu.cluster.slurm_schedule#filter) turns one into steps.
+  returned: stage=plan
+  type: dict
 topology:
   description: C(mode) (V(tree), V(block), V(none)), C(plugin) (the C(TopologyPlugin) written, empty for none),
     C(blocks) and C(switches) (leaf switches) of the model.
@@ -214,14 +260,8 @@ plan:
   description: C(restart) (daemons, in order), C(reconfigure), C(reasons), C(added_nodes), C(removed_nodes).
   returned: stage=plan
   type: dict
-slurmd_restart_files:
-  description: The files beside C(slurm.conf) whose change restarts slurmd (the version table's list).
-  returned: stage=plan
-  type: list
-  elements: str
-  sample: [gres.conf, cgroup.conf, oci.conf, plugstack.conf, plugstack.conf.d/pyxis.conf]
 oci_series:
-  description: The C(oci.conf) template series for the planned release, V(22.05) (up to 24.05) or V(24.11).
+  description: The C(oci.conf) series for the planned release, V(22.05) (up to 24.05) or V(24.11).
   returned: stage=plan
   type: str
 report:

@@ -15,10 +15,15 @@ Prints one JSON line per figure and a summary line with the ratios
 (``BENCH_LAB_KEEP=1`` keeps it; ``DEMO_LAB=demo`` makes it ``make demo``'s own, removed by
 ``make demo-down``). Tasks per host come from the recap (ok + skipped + failed).
 
+It does so at each size of ``BENCH_LAB_SIZES`` (GPU nodes launched through the OCI API; default
+``2,15``: 4 and 17 Slurm hosts with the controller and the login node) and prints
+``{"bench":"lab_scale",...}``: how facts, first converge and rerun grow with the node count.
+
 With ``BENCH_LAB_BASE=<git rev>`` (the Makefile sets the previous release) it then does the same
 on a fresh lab with that revision of the collection (a git worktree), and prints
 ``{"bench":"lab_vs_base",...}``: both measured in one run, on the same machine and connection.
-Targets (issue "fast converge"): rerun_over_facts <= 6, first_seconds <= 180.
+Targets: rerun_over_facts <= 6 at 4 hosts (issue "fast converge"), <= 3 at 17 hosts (issue "one
+plan from Python to the hosts"), first_seconds <= 180 at 4 hosts.
 """
 
 from __future__ import annotations
@@ -39,8 +44,9 @@ sys.path.insert(0, str(REPO / "tests" / "demo"))
 
 import demo  # noqa: E402
 
-# The targets of the "fast converge" issue, on the demo's 4 Slurm nodes.
-RERUN_OVER_FACTS_TARGET = 6
+# rerun/facts by Slurm host count (the nearest count at or below a measured one applies), and the
+# first converge of the demo's 4 Slurm nodes.
+RERUN_OVER_FACTS_TARGETS = {4: 6, 17: 3}
 FIRST_SECONDS_TARGET = 180
 
 FACTS_PLAY = """\
@@ -69,6 +75,7 @@ def _line(label: str, name: str, seconds: float, recap: list[str]) -> dict:
     line = {
         "bench": "lab",
         "collection": label,
+        "gpu_nodes": len(demo.GPU_NODES),
         "run": name,
         "seconds": round(seconds, 1),
         "changed": _changed(recap),
@@ -79,8 +86,13 @@ def _line(label: str, name: str, seconds: float, recap: list[str]) -> dict:
     return line
 
 
-def measure(label: str) -> dict:
+def _rerun_target(hosts: int) -> float:
+    return RERUN_OVER_FACTS_TARGETS[max([n for n in RERUN_OVER_FACTS_TARGETS if n <= hosts] or [4])]
+
+
+def measure(label: str, gpu_nodes: int) -> dict:
     """One fresh lab: facts-only play, first converge, idempotent rerun; the lab is removed after."""
+    demo.GPU_NODES = tuple(f"gpu{i}" for i in range(1, gpu_nodes + 1))
     demo.cmd_down(None)
     try:
         lab = demo.ensure_lab()
@@ -99,18 +111,23 @@ def measure(label: str) -> dict:
     finally:
         if os.environ.get("BENCH_LAB_KEEP") != "1":
             demo.cmd_down(None)
+    hosts = len(facts["tasks_per_host"])
+    rerun_per_host = rerun["tasks_per_host"]
     return {
         "collection": label,
-        "hosts": len(facts["tasks_per_host"]),
+        "hosts": hosts,
         "facts_seconds": facts["seconds"],
         "first_seconds": first["seconds"],
         "rerun_seconds": rerun["seconds"],
         "rerun_changed": rerun["changed"],
         "rerun_over_facts": round(rerun["seconds"] / facts["seconds"], 1),
         "first_over_facts": round(first["seconds"] / facts["seconds"], 1),
+        "first_max_tasks_per_host": first["max_tasks_per_host"],
         "rerun_max_tasks_per_host": rerun["max_tasks_per_host"],
-        "rerun_target_met": rerun["seconds"] <= RERUN_OVER_FACTS_TARGET * facts["seconds"],
-        "first_target_met": first["seconds"] <= FIRST_SECONDS_TARGET,
+        "rerun_mean_tasks_per_host": round(sum(rerun_per_host.values()) / max(1, len(rerun_per_host)), 1),
+        "rerun_target": _rerun_target(hosts),
+        "rerun_target_met": rerun["seconds"] <= _rerun_target(hosts) * facts["seconds"],
+        "first_target_met": first["seconds"] <= FIRST_SECONDS_TARGET if hosts <= 4 else None,
     }
 
 
@@ -129,28 +146,53 @@ def base_collection(rev: str):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _sizes() -> list[int]:
+    return [int(x) for x in os.environ.get("BENCH_LAB_SIZES", "2,15").split(",") if x.strip()]
+
+
 def main() -> int:
     started = time.monotonic()
     base = os.environ.get("BENCH_LAB_BASE", "")
-    results = [measure("current")]
+    results = [measure("current", n) for n in _sizes()]
     if base:
         # The same lab (SSH, same nodes) run by the earlier collection: the ratio comes from one run.
         with base_collection(base) as path:
             os.environ["DEMO_COLLECTIONS_PATH"] = str(path)
             try:
-                results.append(measure(f"base {base}"))
+                results.extend(measure(f"base {base}", n) for n in _sizes())
             finally:
                 del os.environ["DEMO_COLLECTIONS_PATH"]
     for summary in results:
         summary["wall_seconds"] = round(time.monotonic() - started, 1)
         print(json.dumps({"bench": "lab_summary", **summary}), flush=True)
-    if len(results) == 2:
-        cur, old = results
+    current = [r for r in results if r["collection"] == "current"]
+    if len(current) > 1:
+        small, big = current[0], current[-1]
+        print(
+            json.dumps(
+                {
+                    "bench": "lab_scale",
+                    "hosts": [small["hosts"], big["hosts"]],
+                    "facts_growth": round(big["facts_seconds"] / small["facts_seconds"], 2),
+                    "first_growth": round(big["first_seconds"] / small["first_seconds"], 2),
+                    "rerun_growth": round(big["rerun_seconds"] / small["rerun_seconds"], 2),
+                    "rerun_over_facts": [small["rerun_over_facts"], big["rerun_over_facts"]],
+                    "rerun_mean_tasks_per_host": [small["rerun_mean_tasks_per_host"], big["rerun_mean_tasks_per_host"]],
+                    "rerun_target_met": all(r["rerun_target_met"] for r in current),
+                }
+            ),
+            flush=True,
+        )
+    for cur in current:
+        old = next((r for r in results if r["collection"] != "current" and r["hosts"] == cur["hosts"]), None)
+        if old is None:
+            continue
         print(
             json.dumps(
                 {
                     "bench": "lab_vs_base",
                     "base": base,
+                    "hosts": cur["hosts"],
                     "rerun_speedup": round(old["rerun_seconds"] / cur["rerun_seconds"], 2),
                     "first_speedup": round(old["first_seconds"] / cur["first_seconds"], 2),
                     "rerun_tasks_per_host": [cur["rerun_max_tasks_per_host"], old["rerun_max_tasks_per_host"]],

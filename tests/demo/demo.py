@@ -40,7 +40,8 @@ IMAGE = os.environ.get("DEMO_IMAGE", "trixie")
 # The plain lab nodes; the GPU nodes are launched through the OCI API (playbooks/capacity.yml).
 NODES = "ctl:VM.Standard.E5.Flex,login1:VM.Standard.E5.Flex,nfs:VM.Standard.E5.Flex"
 ROLES = "ctl=controller+dbd,login1=login,nfs=nfs"
-GPU_NODES = ("gpu1", "gpu2")
+# DEMO_GPU_NODES sets how many (make bench-lab measures 2 and 15: 4 and 17 Slurm hosts).
+GPU_NODES = tuple(f"gpu{i}" for i in range(1, int(os.environ.get("DEMO_GPU_NODES", "2")) + 1))
 GPU_SHAPE = "BM.GPU.H100.8"
 # What a site's image would do at first boot; here it leaves a mark the demo shows.
 USER_DATA = "#cloud-config\nruncmd:\n  - [sh, -c, 'echo \"first boot by cloud-init: $(hostname)\" > /etc/motd']\n"

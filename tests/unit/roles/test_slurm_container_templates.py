@@ -1,7 +1,8 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The slurm role's container templates, rendered by ansible-playbook on this host for Slurm 22.05
-and 24.11: oci.conf uses only the keys and % patterns of its release (the 22.05 list is what
+and 24.11 (oci.conf and plugstack.conf, which slurmctld serves, come with the plan, in Python):
+oci.conf uses only the keys and % patterns of its release (the 22.05 list is what
 Debian 12's slurmstepd 22.05.8 carries: `strings /usr/sbin/slurmstepd`), the root prolog runs for
 real (sh, in a temporary directory) and makes each user's directories with the right modes, and
 pyxis.conf, plugstack.conf, enroot.conf and the sysctl file say what they should. The lab runs
@@ -20,13 +21,16 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+    oci_conf_text,
+    plugstack_conf_text,
+)
+
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 TEMPLATES = REPO / "roles" / "slurm" / "templates"
 FILES = {
-    "oci.conf": "etc/slurm/oci.conf-{series}.j2",
     "prolog": "etc/slurm/prolog.d/oci-gpu-containers.sh.j2",
-    "plugstack.conf": "etc/slurm/plugstack.conf.j2",
     "pyxis.conf": "etc/slurm/plugstack.conf.d/pyxis.conf.j2",
     "enroot.conf": "etc/enroot/enroot.conf.j2",
     "sysctl": "etc/sysctl.d/90-oci-gpu-containers.conf.j2",
@@ -83,7 +87,13 @@ def _render(tmp: Path, series: str, extra: dict[str, Any]) -> dict[str, str]:
         capture_output=True, text=True, env=env, check=False,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    return {name: (out / name).read_text() for name in FILES}
+    rendered = {name: (out / name).read_text() for name in FILES}
+    # oci.conf and plugstack.conf come with the plan (slurmctld serves them), made in Python
+    own = variables.get("slurm_oci_config", {})
+    prolog = variables["__slurm_oci_prolog"]
+    rendered["oci.conf"] = oci_conf_text(series, "/run/slurm-oci", "/usr/bin/crun", own, prolog)
+    rendered["plugstack.conf"] = plugstack_conf_text("/etc/slurm")
+    return rendered
 
 
 def _keys(text: str) -> dict[str, str]:

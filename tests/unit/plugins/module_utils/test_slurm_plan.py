@@ -565,3 +565,105 @@ def test_a_controller_gone_from_the_inventory_is_never_dropped(left: list[str], 
     out = _replan(live, left, {"host": "dbd1"}, [gone])
     assert f"SlurmctldHost={gone}\n" not in out["files"]["slurm.conf"]
     assert "slurmctld" in out["plan"]["restart"]
+
+
+# --------------------------------------------------------------------------- files and per-host inputs
+
+HEADER = "#\n# Ansible managed\n#\n"
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_the_plan_gives_the_files_with_their_final_content_and_the_last_good_copies() -> None:
+    cluster = dict(CLUSTER, managed_header=HEADER, conf_dir="/etc/slurm")
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in everyone}
+    out = plan_cluster(cluster, hosts(everyone), probes)
+    files = {f["name"]: f for f in out["conf_files"]}
+    assert list(files) == ["cgroup.conf", "gres.conf", "slurm.conf"]
+    assert files["slurm.conf"]["content"] == HEADER + out["files"]["slurm.conf"]
+    assert files["slurm.conf"]["path"] == "/etc/slurm/slurm.conf"
+    assert files["slurm.conf"]["validate"].startswith("env SLURM_CONF=%s scontrol")
+    assert out["conf_sha256"]["gres.conf"] == _sha(HEADER + out["files"]["gres.conf"])
+    # containers off: the role's own oci.conf goes (a site's own stays: absent_if_managed)
+    assert out["conf_files_absent"] == [
+        {"name": "oci.conf", "path": "/etc/slurm/oci.conf", "state": "absent_if_managed"}
+    ]
+    good = {f["name"]: f for f in out["last_good_files"]}
+    assert good["last-good slurm.conf"]["content"] == files["slurm.conf"]["content"]
+    assert good["last-good topology.conf"] == {
+        "name": "last-good topology.conf",
+        "path": "/var/lib/oci-gpu-cluster/slurm-last-good/topology.conf",
+        "state": "absent",
+    }
+    assert out["last_good_names"] == ["cgroup.conf", "gres.conf", "slurm.conf"]
+
+
+def test_containers_add_oci_conf_and_plugstack_conf_for_the_release() -> None:
+    cluster = dict(
+        CLUSTER,
+        containers={
+            "oci_enabled": True,
+            "pyxis_enabled": True,
+            "oci_state_dir": "/run/slurm-oci",
+            "oci_runtime": "/usr/bin/crun",
+            "oci_config": {},
+            "oci_prolog": "/etc/slurm/prolog.d/oci-gpu-containers.sh",
+        },
+    )
+    out = plan_cluster(cluster, hosts(["ctl"]), {"ctl": probe("ctl", version="22.05.8")})
+    files = {f["name"]: f["content"] for f in out["conf_files"]}
+    assert 'RunTimeRun="/usr/bin/crun --rootless=true --root=/run/slurm-oci/%u run --bundle %b %n.%u.%j.%s.%t"' in (
+        files["oci.conf"].splitlines()
+    )
+    assert "include /etc/slurm/plugstack.conf.d/*.conf" in files["plugstack.conf"].splitlines()
+    assert out["conf_files_absent"] == []
+
+
+def test_per_host_inputs_behind_and_what_the_primary_serves_configless_nodes() -> None:
+    """configless: gpu1 kept the files of an earlier reconfigure (behind: its base files differ from
+    the controller's live ones); the controller's live gres.conf differs from the plan's, so each
+    configless slurmd hears that gres.conf changes (served_changed); login1 writes its own files."""
+    cluster = dict(CLUSTER, managed_header=HEADER, configless=True)
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    first = plan_cluster(cluster, hosts(everyone), {h: probe(h, compute=h.startswith("gpu")) for h in everyone})
+    sha = first["conf_sha256"]
+    ctl_live = {"cgroup.conf": sha["cgroup.conf"], "gres.conf": "old", "slurm.conf": sha["slurm.conf"]}
+    probes = {
+        "ctl": dict(probe("ctl"), live_conf_path="/etc/slurm/slurm.conf", conf_sha256=ctl_live, running=["slurmctld"]),
+        "gpu1": dict(
+            probe("gpu1", compute=True),
+            live_conf_path="/run/slurm/conf/slurm.conf",
+            conf_sha256=dict(ctl_live, **{"slurm.conf": "an older one"}),
+            running=["slurmd"],
+        ),
+        "gpu2": dict(probe("gpu2", compute=True), live_conf_path="/run/slurm/conf/slurm.conf", conf_sha256=ctl_live),
+        "login1": dict(probe("login1"), behind=True),
+    }
+    out = plan_cluster(cluster, hosts(everyone), probes)
+    h = out["hosts"]
+    assert (h["ctl"]["primary"], h["ctl"]["writes_config"], h["ctl"]["behind"]) == (True, True, False)
+    assert (h["gpu1"]["writes_config"], h["gpu1"]["behind"], h["gpu1"]["served_changed"]) == (
+        False,
+        True,
+        ["gres.conf"],
+    )
+    assert (h["gpu2"]["behind"], h["gpu2"]["served_changed"], h["gpu2"]["running"]) == (False, ["gres.conf"], [])
+    assert (h["login1"]["writes_config"], h["login1"]["behind"], h["login1"]["served_changed"]) == (True, True, [])
+    assert h["ctl"]["roles"] == ["controller"] and h["gpu1"]["roles"] == ["compute"]
+
+
+def test_per_host_inputs_only_for_standing_hosts_and_nothing_served_without_the_primary() -> None:
+    """--limit gpu1,gpu2,login1 with login1 unreachable: only the standing hosts get an entry."""
+    cluster = dict(CLUSTER, configless=True)
+    out = plan_cluster(
+        cluster,
+        hosts(["gpu1", "gpu2", "login1"], standing=["gpu1", "gpu2"]),
+        {"gpu1": probe("gpu1", compute=True), "gpu2": probe("gpu2", compute=True)},
+    )
+    assert sorted(out["hosts"]) == ["gpu1", "gpu2"]
+    assert out["hosts"]["gpu1"]["served_changed"] == []

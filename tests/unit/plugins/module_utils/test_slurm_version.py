@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import with_file_changes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
     behaviour,
     change_plan,
@@ -58,7 +59,9 @@ def test_behaviour_rows() -> None:
         behaviour("21.08.8")
 
 
-# (version, old, new, kwargs) -> (restart, reconfigure)
+FILE_FLAGS = {"gres_changed": "gres.conf", "cgroup_changed": "cgroup.conf", "dbd_changed": "slurmdbd.conf"}
+
+# (version, old, new, kwargs: the files that changed on the host) -> (restart, reconfigure)
 CASES = [
     ("first install", "22.05", None, BASE, {}, [], False),
     ("first install with gres", "22.05", "", BASE, {"gres_changed": True, "cgroup_changed": True}, [], False),
@@ -140,7 +143,11 @@ CASES = [
 
 @pytest.mark.parametrize(("label", "version", "old", "new", "kwargs", "restart", "reconfigure"), CASES)
 def test_change_plan(label, version, old, new, kwargs, restart, reconfigure) -> None:
-    plan = change_plan(old, new, version, **kwargs)
+    """slurm.conf's change across the cluster (change_plan), with what the changed files of a host add
+    (_slurm_schedule.with_file_changes, what the public filter slurm_change_plan answers)."""
+    changed = list(kwargs.get("files_changed", []))
+    changed += [name for key, name in FILE_FLAGS.items() if kwargs.get(key)]
+    plan = with_file_changes(change_plan(old, new, version), changed, first_install=not old)
     assert plan["restart"] == restart, (label, plan["reasons"])
     assert plan["reconfigure"] is reconfigure, (label, plan["reasons"])
     if restart or reconfigure:
