@@ -10,7 +10,7 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss_api
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _fss_api
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
 

@@ -11,8 +11,8 @@ from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
 from ansible.plugins.action import ActionBase
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._imds import FIELDS
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import FIELDS
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import (
     DEFAULT_MAX_FAILED_COMPUTE,
     SlurmPlanError,
     plan_cluster,

@@ -43,7 +43,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._capacity import plan
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._capacity import plan
 
 
 def capacity_plan(request: Any, inventory: Any) -> dict[str, Any]:

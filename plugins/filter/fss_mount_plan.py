@@ -70,7 +70,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._fss import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._fss import (
     DEFAULT_OPTIONS,
     FssError,
     mount_plan,

@@ -60,7 +60,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, compress
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
 
 
 def hostlist_compress(value: Any) -> str:

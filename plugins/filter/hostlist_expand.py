@@ -61,7 +61,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, expand, expand_many
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand, expand_many
 
 
 def hostlist_expand(value: Any) -> list[str]:

@@ -70,7 +70,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._lustre import lustre_mounts
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._lustre import lustre_mounts
 
 
 def lustre_client_mounts(mounts: Any, host: str, **kwargs: Any) -> dict[str, Any]:

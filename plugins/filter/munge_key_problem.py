@@ -41,7 +41,7 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import key_problem
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import key_problem
 
 
 def munge_key_problem(key: Any) -> str:

@@ -50,7 +50,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import swap_problem
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import swap_problem
 
 
 def munge_key_swap_problem(states: Any, source: Any, rotate: Any = False) -> str:

@@ -71,7 +71,7 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._nccl import nccl_settings, render_nccl_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._nccl import nccl_settings, render_nccl_conf
 
 
 def nccl_conf(

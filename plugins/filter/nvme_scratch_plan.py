@@ -124,7 +124,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._nvme_scratch import plan_scratch
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._nvme_scratch import plan_scratch
 
 
 def nvme_scratch_plan(lsblk: Any, blkid: Any, host: str, **kwargs: Any) -> dict[str, Any]:

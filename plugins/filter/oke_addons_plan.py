@@ -101,7 +101,7 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._oke import plan_addons
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._oke import plan_addons
 
 
 def oke_addons_plan(

@@ -84,7 +84,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology
 
 
 def rdma_topology(hosts: Any) -> dict[str, Any]:

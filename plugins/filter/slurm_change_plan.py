@@ -78,9 +78,9 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import with_file_changes
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import change_plan
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import with_file_changes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import change_plan
 
 
 def slurm_change_plan(

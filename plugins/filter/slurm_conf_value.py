@@ -52,7 +52,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import conf_value, conf_value_problem
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import conf_value, conf_value_problem
 
 
 def slurm_conf_value(value: Any, name: str = "value", check: bool = False) -> str:

@@ -152,7 +152,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import (
     SlurmConfigError,
     render_slurm_config,
 )

@@ -50,7 +50,7 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     enroot_conf_problems,
     oci_conf_problems,
     pyxis_args_problems,

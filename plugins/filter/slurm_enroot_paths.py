@@ -39,7 +39,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import enroot_paths
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import enroot_paths
 
 
 def slurm_enroot_paths(base: Any) -> dict[str, str]:

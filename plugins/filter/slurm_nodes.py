@@ -79,8 +79,8 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import merge_nodes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_nodes
 
 
 def slurm_nodes(compute_hosts: Any, fresh: Any, old_conf: Any = "", remove: Any = ()) -> dict[str, Any]:

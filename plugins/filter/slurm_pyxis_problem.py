@@ -62,7 +62,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import pyxis_version_problem
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import pyxis_version_problem
 
 
 def slurm_pyxis_problem(built: Any, slurm: Any, path: Any, host: Any, found: Any = True, packages: Any = ()) -> str:

@@ -67,7 +67,7 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import host_schedule
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_schedule
 
 
 def slurm_schedule(changed: Any, host: Any, plan: Any) -> dict[str, Any]:

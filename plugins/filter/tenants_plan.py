@@ -78,7 +78,7 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._tenants import plan
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.tenants._tenants import plan
 
 
 def tenants_plan(

@@ -264,7 +264,7 @@ from ansible.errors import AnsibleError, AnsibleParserError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.utils.unsafe_proxy import wrap_var
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils import _oci_inventory as inv
 
 OPTION_NAMES = (

@@ -238,7 +238,8 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oci_compute
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute as _oci_compute
 
 
 def argument_spec() -> dict[str, Any]:

@@ -94,7 +94,7 @@ lookups:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss_api
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _fss_api
 
 
 def main() -> None:

@@ -163,16 +163,16 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query, smi_exit_problem
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_node import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._health import parse_smi_query, smi_exit_problem
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._node import (
     CHECKS,
     UNITS,
     driver_from_smi,
     node_problems,
     shape_facts,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import gpu_devices_sorted
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import gpu_devices_sorted
 
 
 def _read(path: str) -> str:

@@ -117,8 +117,7 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._lustre import lustre_mount_spec, lustre_nid
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._oci_auth import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._auth import (
     HAS_OCI,
     OciAuthError,
     make_client,
@@ -127,6 +126,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._oci_auth import (
     oci_service_argspec,
     resolve_auth,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._lustre import lustre_mount_spec, lustre_nid
 
 FIELDS = (
     "id",

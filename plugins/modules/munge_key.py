@@ -100,9 +100,9 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import decode_key
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import decode_key
 
 
 def read_current(path: str) -> bytes | None:

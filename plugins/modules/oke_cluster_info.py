@@ -151,7 +151,8 @@ from typing import Any
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth, _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _oke
 
 
 def cluster_view(c: dict[str, Any]) -> dict[str, Any]:

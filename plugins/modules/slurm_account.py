@@ -127,7 +127,7 @@ users:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
     ACCOUNT_FIELDS,
     ASSOC_ARGS,
     BASE_ARGS,

@@ -86,8 +86,8 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place, read_record
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place, read_record
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
     admin_down,
     bare_reason,
     drained,

@@ -108,7 +108,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS
 
 # slurm.conf (and cgroup.conf) keys that name plugins: key -> (plugin type, several allowed).
 PLUGIN_KEYS = {

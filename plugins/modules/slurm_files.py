@@ -160,7 +160,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place
 
 ITEM_COMMON = {
     "path": {"type": "path", "required": True},

@@ -89,7 +89,7 @@ described:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand
 
 FORMAT = "%i|%u|%T|%P|%N"
 

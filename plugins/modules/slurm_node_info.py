@@ -254,17 +254,17 @@ import os
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import read_record
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._imds import node_topology
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_record
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import node_topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import (
     gpu_check,
     gpu_devices_sorted,
     node_record,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import TOPOLOGY_FILES
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS, version_from_output
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import running, unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import TOPOLOGY_FILES
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS, version_from_output
 
 # Packages whose version is Slurm's, in the order they are asked.
 _PACKAGES = ("slurmctld", "slurmd", "slurm-client", "slurm-wlm-basic-plugins", "slurm", "slurm-slurmd")

@@ -102,7 +102,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
     bare_reason,
     drained,
     parse_show_node,

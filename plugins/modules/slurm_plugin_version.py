@@ -77,7 +77,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import SPANK_PLUGIN_DIRS, plugin_version
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import SPANK_PLUGIN_DIRS, plugin_version
 
 
 def main() -> None:

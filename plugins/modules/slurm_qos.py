@@ -117,7 +117,7 @@ commands:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
     BASE_ARGS,
     QOS_FIELDS,
     SacctmgrError,

@@ -113,8 +113,7 @@ reservation:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import BASE_ARGS, ENV, report
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_reservation import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._reservation import (
     not_found,
     parse,
     plan,
@@ -122,6 +121,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_reservation
     show_argv,
     wanted_fields,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import BASE_ARGS, ENV, report
 
 
 def main() -> None:

@@ -107,7 +107,7 @@ import time
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
     admin_down,
     bare_reason,
     drained,

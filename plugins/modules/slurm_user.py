@@ -122,7 +122,7 @@ accounts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._sacctmgr import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
     ASSOC_ARGS,
     BASE_ARGS,
     USER_ASSOC_FIELDS,

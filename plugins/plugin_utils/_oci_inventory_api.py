@@ -119,7 +119,7 @@ class SdkApi:
     def __init__(
         self, auth: dict[str, Any], endpoints: dict[str, str] | None = None, page_limit: int = 1000, retry: Any = None
     ) -> None:
-        from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth
+        from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 
         self._auth_mod = _oci_auth
         self.oci = _oci_auth.oci

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_api import (
     AuthFailure,
     CallFailed,

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes, _topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes, _topology
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_api import InventoryError
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_fetch import _error_text
 
@@ -461,7 +461,7 @@ def _slurm_groups(
     return groups
 
 
-# The fabric groups, widest first: (level of module_utils/_topology.py, host variable). Their names
+# The fabric groups, widest first: (level of module_utils/gpu/_topology.py, host variable). Their names
 # are the topology model's switch and block names, so a group and a Slurm switch or block agree.
 FABRIC_LEVELS = (
     ("island", "oci_hpc_island_id"),

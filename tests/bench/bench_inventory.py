@@ -98,7 +98,7 @@ def truth(data: dict[str, Any], enriched: bool = True, public: bool = False) -> 
     """Expected hosts (RUNNING) with IP, GPUs and groups, straight from the generated tenancy."""
     out = {}
     shape_gpus = {}
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 
     for region, r in data["regions"].items():
         pool_of = {iid: p for p in r["instancePools"] for iid in p["_instanceIds"]}

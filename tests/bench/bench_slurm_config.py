@@ -29,9 +29,9 @@ if not _link.exists():
     _link.symlink_to(REPO)
 sys.path.insert(0, str(COLLECTIONS))
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand  # noqa: E402
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._shapes import SHAPES  # noqa: E402
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import render_slurm_config  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._shapes import SHAPES  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand  # noqa: E402
 
 SMOKE = os.environ.get("OCI_GPU_BENCH_SMOKE") == "1"
 NODES = 300 if SMOKE else 10_000

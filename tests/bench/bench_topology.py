@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Benchmark: the RDMA topology model (module_utils/_topology.py) for 2,000 H100 hosts in 8 HPC
+"""Benchmark: the RDMA topology model (module_utils/gpu/_topology.py) for 2,000 H100 hosts in 8 HPC
 islands x 64 local blocks, with topology.conf rendered for the tree and the block plugin.
 
 Run by ``make bench``; prints exactly one JSON line:
@@ -27,8 +27,8 @@ if not _link.exists():
     _link.symlink_to(REPO)
 sys.path.insert(0, str(COLLECTIONS))
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _topology as topo  # noqa: E402
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import expand  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology as topo  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand  # noqa: E402
 
 SMOKE = os.environ.get("OCI_GPU_BENCH_SMOKE") == "1"
 HOSTS, ISLANDS, BLOCKS, NETWORK_BLOCKS_PER_ISLAND = (256 if SMOKE else 2000), 8, 64, 4

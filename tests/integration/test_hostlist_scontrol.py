@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""Cross-check plugins/module_utils/_hostlist.py against the real Slurm client.
+"""Cross-check plugins/module_utils/slurm/_hostlist.py against the real Slurm client.
 
 What running scontrol 22.05 this way takes (measured):
 
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, compress, expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress, expand
 
 SEED = 20220508
 EXPAND_CASES = 1500

@@ -85,7 +85,7 @@ class LabError(SystemExit):
 
 
 def _load_shapes() -> ModuleType:
-    path = REPO / "plugins" / "module_utils" / "_shapes.py"
+    path = REPO / "plugins" / "module_utils" / "gpu" / "_shapes.py"
     spec = importlib.util.spec_from_file_location("oci_gpu_lab_shapes", path)
     if spec is None or spec.loader is None:
         raise LabError(f"cannot load the collection's shape table {path}")
@@ -103,7 +103,7 @@ def shape_gpus(shape: str) -> int:
     """How many fake NVIDIA devices a node of ``shape`` gets; refuses unknown and non-NVIDIA GPU shapes."""
     info = SHAPES.shape_info(shape)
     if info is None:
-        raise LabError(f"unknown shape {shape!r}; the lab knows the shapes in plugins/module_utils/_shapes.py")
+        raise LabError(f"unknown shape {shape!r}; the lab knows the shapes in plugins/module_utils/gpu/_shapes.py")
     count = int(SHAPES.gpu_count(shape))
     if count and info.get("gpu_vendor") != "nvidia":
         raise LabError(f"shape {shape!r} has {info.get('gpu_vendor')} GPUs; the lab only fakes NVIDIA devices")

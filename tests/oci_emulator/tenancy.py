@@ -29,7 +29,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 
 REGIONS = [
     ("us-ashburn-1", "IAD"),

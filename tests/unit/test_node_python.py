@@ -13,7 +13,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 OLDEST_NODE_PYTHON = (3, 8)
 NODE_FILES = sorted((REPO / "plugins" / "modules").glob("*.py")) + sorted(
-    (REPO / "plugins" / "module_utils").glob("*.py")
+    (REPO / "plugins" / "module_utils").glob("**/*.py")
 )
 
 

@@ -38,7 +38,7 @@ def _layout() -> dict[str, set[str]]:
         ("plugins/modules/", "plugins/modules", "*.py"),
         ("plugins/action/", "plugins/action", "*.py"),
         ("plugins/filter/", "plugins/filter", "*.py"),
-        ("plugins/module_utils/", "plugins/module_utils", "*.py"),
+        ("plugins/module_utils/", "plugins/module_utils", "*/*.py"),
         ("plugins/plugin_utils/", "plugins/plugin_utils", "*.py"),
         ("plugins/inventory/", "plugins/inventory", "*.py"),
         ("roles/", "roles", "*"),
@@ -47,7 +47,12 @@ def _layout() -> dict[str, set[str]]:
 )
 def test_layout_row_names_exactly_the_tree(row: str, folder: str, pattern: str) -> None:
     named = _layout()[row]
-    files = {p.stem if p.suffix == ".py" else p.name for p in (REPO / folder).glob(pattern) if p.name != "__init__.py"}
+    # module_utils/<group>/_name.py is named group/_name (the same stem may live in two groups)
+    files = {
+        str(p.relative_to(REPO / folder).with_suffix("")) if "/" in pattern else p.stem if p.suffix == ".py" else p.name
+        for p in (REPO / folder).glob(pattern)
+        if p.name != "__init__.py"
+    }
     assert files, f"nothing under {folder}"
     missing = {f for f in files if not any(fnmatch(f, n) for n in named)}
     stale = {n for n in named if not any(fnmatch(f, n) for f in files)}

@@ -416,7 +416,7 @@ def test_nvidia_smi_faults_as_the_health_check_reads_them(
     sys.path.insert(0, str(LAB))
     import nvidia_smi
 
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_health
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
 
     gpus = labctl.gpu_inventory("lab", "n", "BM.GPU.H100.8")
     monkeypatch.setattr(nvidia_smi, "visible_gpus", lambda: [dict(g, count=8) for g in gpus])

@@ -84,7 +84,8 @@ def test_inventory_sees_the_lab_nodes_as_imds_describes_them(world: Any) -> None
 
 def test_the_nfs_node_is_the_mount_target_of_the_lab_exports(world: Any) -> None:
     lab, running = world
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss, _oci_auth
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage import _fss
 
     auth = _oci_auth.resolve_auth({"config_file": str(running.creds.config_file)})
     endpoint = running.endpoints["us-ashburn-1"]

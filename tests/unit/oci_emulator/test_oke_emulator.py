@@ -11,7 +11,7 @@ from pathlib import Path
 import oci
 import yaml
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _oke
 
 REPO = Path(__file__).resolve().parents[3]
 if str(REPO) not in sys.path:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_health
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
 
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     oci_conf_text,
     plugstack_conf_text,
 )

@@ -19,7 +19,7 @@ from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import hostlist_compress
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import FilterModule as ExpandModule
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import hostlist_expand
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import compress, expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import compress, expand
 
 REPO = Path(__file__).resolve().parents[4]
 COLLECTIONS = REPO / "build" / "collections"

@@ -13,7 +13,7 @@ import pytest
 from ansible.errors import AnsibleFilterError
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_conf_value import slurm_conf_value
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import render_slurm_config
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config
 
 
 def slurm_reads(line: str) -> str:

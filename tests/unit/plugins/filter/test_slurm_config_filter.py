@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_config import FilterModule, slurm_config
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import render_slurm_config
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config
 
 REPO = Path(__file__).resolve().parents[4]
 BIN = Path(sys.executable).parent

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.lustre_client_mounts import lustre_client_mounts
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._lustre import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._lustre import (
     lustre_mount_spec,
     lustre_mounts,
     lustre_nid,

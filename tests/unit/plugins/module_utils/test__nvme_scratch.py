@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.nvme_scratch_plan import nvme_scratch_plan
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._nvme_scratch import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._nvme_scratch import (
     blkid_results,
     fstab_source,
     nvme_candidates,

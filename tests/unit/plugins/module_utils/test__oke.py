@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _oke
 
 CID = "ocid1.cluster.oc1.iad.aaaaaaaaexample"
 

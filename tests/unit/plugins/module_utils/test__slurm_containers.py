@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     SPANK_PLUGIN_DIRS,
     enroot_conf_problems,
     enroot_paths,
@@ -21,7 +21,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_containers 
     pyxis_args_problems,
     pyxis_version_problem,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import PLUGIN_DIRS
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS
 from ansible_collections.oci_gpu.cluster.plugins.modules import (
     slurm_config_check,
     slurm_node_info,

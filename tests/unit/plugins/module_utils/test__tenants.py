@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._tenants import flavor_name, plan
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.tenants._tenants import flavor_name, plan
 
 TIERS = {"high": {"priority": 1000, "max_gpus_per_user": 4}, "standard": {"priority": 100, "max_wall": "1-00:00:00"}}
 PHYSICS = {"name": "physics", "members": ["bob", "carol"], "gpus": 2}

@@ -9,7 +9,7 @@ import os
 import stat
 import tempfile
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._files import move_into_place
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place
 
 
 class NoSelinux:

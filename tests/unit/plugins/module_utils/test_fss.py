@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _fss
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage import _fss
 
 
 def test_merge_options_later_wins_and_flags_replace_their_opposite() -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_health as H
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as H
 
 # What nvidia-smi -q prints on an H100 host, cut to the lines the checks read (two GPUs).
 SMI_Q = """

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import (
     MAX_EXPANSION,
     MAX_NUMBER,
     HostlistError,
@@ -295,7 +295,7 @@ def test_compress_same_string_in_every_process() -> None:
     script = (
         "import random, sys\n"
         f"sys.path.insert(0, {str(COLLECTIONS)!r})\n"
-        "from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import compress\n"
+        "from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import compress\n"
         "rng = random.Random(3)\n"
         "names = [f'{p}{rng.randint(0, 300):0{rng.randint(1, 4)}d}' for p in ('n', 'x-', '') for _i in range(200)]\n"
         "names += [f'r{r}-g{s:02d}' for r in range(1, 4) for s in range(1, 9)] + ['a', 'b', 'c']\n"

@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _nccl, _shapes
+# BM.GPU.H100.8 as oracle-quickstart/oci-hpc-oke docs/recommended-nccl-rccl-parameters-by-shape.md
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _nccl, _shapes
 
 # BM.GPU.H100.8 as oracle-quickstart/oci-hpc-oke docs/recommended-nccl-rccl-parameters-by-shape.md
 # lists it, written out here (NCCL_SOCKET_IFNAME there is the pod network's eth0).

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ansible_collections.oci_gpu.cluster.plugins.doc_fragments._oci_auth import ModuleDocFragment
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_auth
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 
 REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:

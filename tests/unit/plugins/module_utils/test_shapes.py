@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 
 # shared/ sits beside the checkout (CI lays a copy there too).
 _REPO = Path(__file__).resolve().parents[4]

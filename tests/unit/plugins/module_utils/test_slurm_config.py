@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._hostlist import HostlistError, expand
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import (
     _COMPUTED_KEYS,
     _NEWER_NODE_KEYS,
     _NEWER_PARTITION_KEYS,
@@ -30,6 +29,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config impo
     render_slurm_config,
     validate_slurm_config,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand
 
 OMIT = "__omit_place_holder__0123456789abcdef"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_config import render_slurm_config
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodes import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import (
     gpu_check,
     merge_nodes,
     node_record,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_plan import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import (
     SlurmPlanError,
     failure_allowance,
     partitions_from_conf,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import (
     host_inputs,
     host_schedule,
     with_file_changes,

@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""slurm_topology's choice and files (module_utils/_slurm_topology.py): each mode, per release, and
+"""slurm_topology's choice and files (module_utils/slurm/_topology.py): each mode, per release, and
 the rules that keep slurmctld up (no topology/none, no block smaller than the base, no partition
 mixing block and other nodes)."""
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import plan_topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import plan_topology
 
 NB = "ocid1.computenetworkblock.oc1.iad.aaaaaaaanetblk000001"
 
@@ -111,7 +111,7 @@ def test_bad_mode_and_bad_hosts_are_problems() -> None:
 
 
 def test_live_placement_reads_tree_and_block_files() -> None:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_topology import live_placement
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import live_placement
 
     tree = plan_topology("tree", FOUR, (24, 11))["files"]["topology.conf"]
     assert live_placement(tree)["gpu3"] == {"network_block": "netblk000001", "local_block": "locblk000002"}

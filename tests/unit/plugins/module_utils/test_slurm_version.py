@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_schedule import with_file_changes
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_version import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import with_file_changes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import (
     behaviour,
     change_plan,
     parse_version,

@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The RDMA topology model (module_utils/_topology.py): written-out examples per GPU family, then
+"""The RDMA topology model (module_utils/gpu/_topology.py): written-out examples per GPU family, then
 properties over random clusters (every node once, legal and stable names, valid block sizes)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _hostlist
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _topology as topo
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology as topo
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _hostlist
 
 ISLAND = "ocid1.computehpcisland.oc1.iad.aaaaaaaaisland000001"
 NB = "ocid1.computenetworkblock.oc1.iad.aaaaaaaanetblk000001"

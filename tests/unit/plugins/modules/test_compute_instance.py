@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oci_compute  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute as _oci_compute  # noqa: E402
 from ansible_collections.oci_gpu.cluster.plugins.modules import compute_instance, instance_pool  # noqa: E402
 from tests.oci_emulator import generate  # noqa: E402
 from tests.oci_emulator.testing import run_oci_module, running_emulator  # noqa: E402

@@ -10,8 +10,8 @@ from pathlib import Path
 import adhoc
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _gpu_node
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._gpu_health import parse_smi_query
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _node as _gpu_node
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._health import parse_smi_query
 
 H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
 

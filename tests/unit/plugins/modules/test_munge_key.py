@@ -137,7 +137,7 @@ def _s(digest: str, recorded: bool = False) -> dict:
     ],
 )
 def test_swap_problem(states, rotate, named) -> None:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._munge import swap_problem
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import swap_problem
 
     problem = swap_problem(states, "ctl", rotate)
     assert bool(problem) == bool(named)

@@ -9,7 +9,7 @@ from typing import Any
 import oci
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _oke
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _oke
 from ansible_collections.oci_gpu.cluster.plugins.modules import oke_addon
 
 CID = "ocid1.cluster.oc1.iad.aaaaexample"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import adhoc
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr as S
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _sacctmgr as S
 
 # The two reads for account physics, as 24.11 prints them (--noheader --parsable2).
 OWN = "physics|physics department|university\n"

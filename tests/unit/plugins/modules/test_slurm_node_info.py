@@ -102,7 +102,7 @@ def test_login_host_version_comes_from_the_package_database(node: Path) -> None:
 
 
 def test_unit_states_are_read_per_unit_from_one_systemctl_show() -> None:
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils._systemd import unit_states_from_show
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import unit_states_from_show
 
     out = (
         "Id=slurmd.service\nLoadState=loaded\nActiveState=active\nUnitFileState=enabled\n\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import adhoc
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _sacctmgr as S
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _sacctmgr as S
 
 # sacctmgr --noheader --parsable2 show qos format=Name,Description,...,MaxSubmitPU, as 24.11 prints
 # a fresh cluster's normal QOS and one with limits.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import adhoc
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils import _slurm_reservation as R
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _reservation as R
 
 # scontrol show reservation maint --oneliner, as 24.11 prints it.
 SHOW = (

@@ -18,7 +18,7 @@ from pathlib import Path
 import adhoc
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils._slurm_nodestate import (
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
     admin_down,
     bare_reason,
     parse_show_node,
