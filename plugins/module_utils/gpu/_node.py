@@ -7,7 +7,7 @@
 Pure Python, standard library only (Python 3.8+): the ``gpu_node_info`` module gathers the facts on
 the node and calls :func:`node_problems`; the role refuses a node whose list is not empty. Every
 problem names the node, the check, what was expected and what was found. The GPU-count check is
-the one ``slurm_node_info`` runs (``_slurm_nodes.gpu_check``), not a second one.
+the one ``slurm_node_info`` runs (``slurm/_nodes.gpu_check``), not a second one.
 
 Checks (each can be turned off in ``checks``):
 

@@ -38,7 +38,7 @@ Facts these encode (the releases' slurmstepd and oci.conf man page, read from De
   ``StdIODebug``, ``SyslogDebug``, and the patterns ``%U %m %p``; its ``CreateEnvFile`` takes
   ``null``, ``newline``, ``disabled`` (and true/false as before).
 * Every release serves oci.conf to configless slurmd; slurmstepd reads it for each step, and the
-  role restarts slurmd on a change (_slurm_version.SLURMD_RESTART_FILES).
+  role restarts slurmd on a change (slurm/_version.SLURMD_RESTART_FILES).
 * SPANK plugins carry ``plugin_version = SLURM_VERSION_NUMBER`` ((major << 16) | (minor << 8) |
   micro) from the slurm/spank.h they were built with; Slurm refuses a plugin of another release.
 """

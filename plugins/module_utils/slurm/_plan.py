@@ -400,7 +400,7 @@ def _hosts(
     probes: Mapping[str, Mapping[str, Any]],
     conf_sha: Mapping[str, str],
 ) -> dict[str, dict[str, Any]]:
-    """Per standing host of the cluster, what its schedule needs (_slurm_schedule.host_inputs)."""
+    """Per standing host of the cluster, what its schedule needs (slurm/_schedule.host_inputs)."""
     configless = bool(cluster.get("configless"))
     primary = m["controllers"][0] if m["controllers"] else ""
     ctl = probes.get(primary) or {}
@@ -686,7 +686,7 @@ def plan_cluster(
             for n in LAST_GOOD_FILES
         ],
         "last_good_names": [n for n in LAST_GOOD_FILES if n in by_name],
-        # Per standing host: what its restart schedule needs (_slurm_schedule.host_schedule).
+        # Per standing host: what its restart schedule needs (slurm/_schedule.host_schedule).
         "hosts": _hosts(cluster, m, probes, conf_sha),
         "files": files,
         "files_absent": stale,
@@ -717,7 +717,7 @@ def plan_cluster(
             (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
         ),
         "plan": plan,
-        # oci.conf's template series for this release (_slurm_containers.oci_series)
+        # oci.conf's template series for this release (slurm/_containers.oci_series)
         "oci_series": oci_series(version_text) if version_text else "",
         "report": report,
     }

@@ -24,7 +24,7 @@ Public API
 The order is Slurm's upgrade order, and the role's handlers run in it: slurmdbd, slurmctld, a
 reconfigure (primary controller), slurmd (rolling batches).
 
-Rules (the version table decides the cluster-wide part, ``_slurm_version.change_plan``):
+Rules (the version table decides the cluster-wide part, ``slurm/_version.change_plan``):
 
 * slurmdbd restarts when its slurmdbd.conf changed and it was running (a first start needs none).
 * slurmctld restarts when the plan says so, or when it runs with older files than the host has

@@ -17,7 +17,7 @@ Public API
     the cluster, and whether ``scontrol reconfigure`` suffices (a topology file's content:
     reconfigure; ``TopologyPlugin``: every daemon restarts). What a change of one host's other
     files needs (gres.conf, cgroup.conf, oci.conf, slurmdbd.conf, unit drop-ins) is decided with
-    this result, per host, by ``_slurm_schedule.host_schedule``.
+    this result, per host, by ``slurm/_schedule.host_schedule``.
 
 Facts the table encodes (Slurm's release notes and the slurm.conf man page of each release):
 

@@ -1,6 +1,6 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The one owner of the restart decision (_slurm_schedule.host_schedule): each case written out by
+"""The one owner of the restart decision (slurm/_schedule.host_schedule): each case written out by
 hand from Slurm's rules (DESIGN.md, _slurm_version's table) - the host, the cluster-wide plan, the
 files that changed on the host, and the steps expected, in order."""
 

@@ -144,7 +144,7 @@ CASES = [
 @pytest.mark.parametrize(("label", "version", "old", "new", "kwargs", "restart", "reconfigure"), CASES)
 def test_change_plan(label, version, old, new, kwargs, restart, reconfigure) -> None:
     """slurm.conf's change across the cluster (change_plan), with what the changed files of a host add
-    (_slurm_schedule.with_file_changes, what the public filter slurm_change_plan answers)."""
+    (slurm/_schedule.with_file_changes, what the public filter slurm_change_plan answers)."""
     changed = list(kwargs.get("files_changed", []))
     changed += [name for key, name in FILE_FLAGS.items() if kwargs.get(key)]
     plan = with_file_changes(change_plan(old, new, version), changed, first_install=not old)
