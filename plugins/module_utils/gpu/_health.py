@@ -67,6 +67,8 @@ DEFAULTS: dict[str, Any] = {
     "xid_fatal": list(DEFAULT_FATAL_XIDS),
     "mounts": [],
     "fstab": "/etc/fstab",
+    "mountinfo": "/proc/self/mountinfo",
+    "stat": "stat",
     "munge_unit": "munge",
     "checks": {},
     "timeout": 10,
@@ -78,21 +80,21 @@ _SECTION = re.compile(r"^(\s*)(\S[^:]*?)\s*:\s*(.*?)\s*$")
 
 
 def run_command(argv: Sequence[str], timeout: float) -> tuple[int, str]:
-    """Run ``argv``; (exit code, stdout and stderr). A missing program is 127, a timeout 124."""
+    """Run ``argv``; (exit code, stdout and stderr). A missing program is 127, a timeout 124.
+
+    A command that does not answer in time is killed and not waited for: a process stuck in the
+    kernel (``stat`` on a dead hard NFS mount, ``nvidia-smi`` on a wedged GPU) may outlive SIGKILL,
+    and the check must end anyway."""
     try:
-        res = subprocess.run(
-            list(argv),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            timeout=timeout,
-            check=False,
-            text=True,
-        )
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     except FileNotFoundError:
         return 127, f"{argv[0]}: not found"
+    try:
+        out, _err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.kill()
         return 124, f"{argv[0]}: no answer in {timeout:g} s"
-    return res.returncode, res.stdout
+    return proc.returncode, out
 
 
 def smi_exit_problem(rc: int, output: str) -> str | None:
@@ -174,9 +176,10 @@ def node_state(scontrol_output: str) -> tuple[list[str], str]:
     return flags, re.sub(r"\s*\[[^\]]*\]$", "", text)
 
 
-def decide(flags: Sequence[str], reason: str, problems: Sequence[str]) -> tuple[str, str]:
+def decide(flags: Sequence[str], reason: str, problems: Sequence[str], unknown: Sequence[str] = ()) -> tuple[str, str]:
     """("drain", reason) / ("resume", "") / ("none", why) for a node in state ``flags`` with
-    ``reason``, given the failing checks."""
+    ``reason``, given the failing checks and those that could not be judged (``unknown``: no drain
+    for them, and no resume while they last)."""
     drained = any(f in ("DRAIN", "DRAINED", "DRAINING") for f in flags)
     ours = reason.startswith(REASON_PREFIX)
     if drained and not ours:
@@ -187,6 +190,8 @@ def decide(flags: Sequence[str], reason: str, problems: Sequence[str]) -> tuple[
         if drained and reason == text:
             return "none", "already drained for this"
         return "drain", text
+    if unknown:
+        return "none", "cannot tell: " + "; ".join(unknown)[:200]
     if drained:
         return "resume", ""
     return "none", "healthy"
@@ -196,9 +201,18 @@ def run_checks(
     settings: dict[str, Any], runner: Callable[[Sequence[str], float], tuple[int, str]] = run_command
 ) -> list[str]:
     """Every enabled check's problem, as ``check: detail`` lines."""
+    return check_all(settings, runner)[0]
+
+
+def check_all(
+    settings: dict[str, Any], runner: Callable[[Sequence[str], float], tuple[int, str]] = run_command
+) -> tuple[list[str], list[str]]:
+    """(problems, cannot tell): every enabled check's problem, and what could not be judged (a mount
+    that does not answer in time), each as ``check: detail`` lines. Only problems drain."""
     on = {name: settings["checks"].get(name, True) for name in CHECKS}
     timeout = float(settings["timeout"])
     problems: list[str] = []
+    unknown: list[str] = []
     expected = settings.get("gpu_count")
     if on["nvidia_smi"] or on["gpu_count"] or on["fabric"]:
         rc, out = runner([settings["nvidia_smi"], "-q"], timeout)
@@ -229,20 +243,23 @@ def run_checks(
             if events:
                 shown = ", ".join(f"Xid {x} on {pci}" for pci, x in events[:3])
                 problems.append(f"xid: {shown}" + (f" (+{len(events) - 3} more)" if len(events) > 3 else ""))
-    if on["mounts"]:
+    if on["mounts"] and settings["mounts"]:
         listed = fstab_mount_points(settings["fstab"])
+        table = mount_table(settings["mountinfo"])
         for mount in settings["mounts"]:
             wanted = str(mount.get("path", "")).rstrip("/") or "/" if isinstance(mount, dict) else ""
             if isinstance(mount, dict) and mount.get("if_in_fstab") and wanted not in listed:
                 continue
-            problem = mount_problem(mount)
+            problem, cannot_tell = mount_state(mount, table, settings["stat"], runner, timeout)
             if problem:
                 problems.append(f"mounts: {problem}")
+            if cannot_tell:
+                unknown.append(f"mounts: {cannot_tell}")
     if on["munge"] and settings.get("munge_unit"):
         rc, _out = runner([settings["systemctl"], "is-active", "--quiet", settings["munge_unit"]], timeout)
         if rc != 0:
             problems.append(f"munge: {settings['munge_unit']} is not running")
-    return problems
+    return problems, unknown
 
 
 def _kernel_log(
@@ -271,21 +288,59 @@ def fstab_mount_points(path: str) -> set[str]:
     return {f[1].replace("\\040", " ").rstrip("/") or "/" for f in fields if len(f) >= 2}
 
 
-def mount_problem(mount: Any) -> str | None:
-    """A mount (a path, or ``{path, writable}``) must be mounted, and written to when writable."""
-    path = mount if isinstance(mount, str) else mount.get("path", "")
+def _unescape(field: str) -> str:
+    """A mountinfo path field: spaces, tabs, newlines and backslashes come octal-escaped (\\040)."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
+def mount_table(path: str) -> dict[str, dict[str, Any]]:
+    """Mount point -> {fstype, options} from a mountinfo file, the last mount on a point winning (it
+    hides the ones below). Read from the kernel's table: nothing under a mount point is touched, so a
+    dead server cannot block it. An unreadable file gives an empty table."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return {}
+    table: dict[str, dict[str, Any]] = {}
+    for line in lines:
+        head, _sep, tail = line.partition(" - ")
+        fields = head.split()
+        if len(fields) < 6:
+            continue
+        point = _unescape(fields[4]).rstrip("/") or "/"
+        table[point] = {"fstype": (tail.split() or [""])[0], "options": set(fields[5].split(","))}
+    return table
+
+
+def mount_state(
+    mount: Any,
+    table: dict[str, dict[str, Any]],
+    stat: str,
+    runner: Callable[[Sequence[str], float], tuple[int, str]],
+    timeout: float,
+) -> tuple[str | None, str | None]:
+    """(problem, cannot tell) for one mount (a path, or ``{path, writable}``).
+
+    Mounted: the kernel's table lists it. Answering: ``stat --file-system`` in a child process, in
+    ``timeout`` seconds (a dead hard mount blocks whoever touches it: the check itself never does).
+    Writable: mounted read-write; nothing is written, so a root-squashed export (where root may not
+    write) is not mistaken for a broken one. A mount that does not answer in time cannot be judged:
+    that is said, and the node is not drained for it (a slow server would otherwise drain every node)."""
+    path = mount if isinstance(mount, str) else str(mount.get("path", ""))
     writable = True if isinstance(mount, str) else bool(mount.get("writable", True))
-    if not os.path.ismount(path):
-        return f"{path} is not mounted"
-    if writable:
-        probe = os.path.join(path, f".gpu-health.{socket.gethostname()}")
-        try:
-            with open(probe, "w", encoding="utf-8") as fh:
-                fh.write("ok\n")
-            os.unlink(probe)
-        except OSError as exc:
-            return f"{path} is not writable ({exc.strerror})"
-    return None
+    point = path.rstrip("/") or "/"
+    entry = table.get(point)
+    if entry is None:
+        return f"{path} is not mounted", None
+    rc, out = runner([stat, "--file-system", "--format=%T", point], timeout)
+    if rc == 124:
+        return None, f"{path} does not answer in {timeout:g} s (cannot tell)"
+    if rc != 0:
+        return f"{path} cannot be read ({out.strip()[:120] or f'stat exit {rc}'})", None
+    if writable and "ro" in entry["options"]:
+        return f"{path} is mounted read-only", None
+    return None, None
 
 
 def load_settings(path: str) -> dict[str, Any]:
@@ -320,14 +375,14 @@ def main(
     except (OSError, ValueError) as exc:
         _say(sys.stderr, f"gpu-health: {exc}")
         return 2
-    problems = run_checks(settings, runner)
+    problems, unknown = check_all(settings, runner)
     timeout = float(settings["timeout"])
     rc, out = runner([settings["scontrol"], "show", "node", "--oneliner", settings["node"]], timeout)
     if rc != 0:
         _say(sys.stderr, f"gpu-health: {settings['node']}: scontrol exit {rc}; problems: {problems or 'none'}")
         return 1
     flags, reason = node_state(out)
-    action, detail = decide(flags, reason, problems)
+    action, detail = decide(flags, reason, problems, unknown)
     node = settings["node"]
     if action != "none" and not args.no_drain:
         update = [settings["scontrol"], "update", f"NodeName={node}"]

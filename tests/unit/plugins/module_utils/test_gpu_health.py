@@ -124,8 +124,16 @@ def test_decide(flags: list[str], reason: str, problems: list[str], want: tuple[
 class FakeNode:
     """Answers the commands the checks run, by argv[0] and the first argument."""
 
-    def __init__(self, smi: tuple[int, str], munge: int = 0, imex: int = 0, kernel: str = "", node: str = "") -> None:
-        self.smi, self.munge, self.imex, self.kernel = smi, munge, imex, kernel
+    def __init__(
+        self,
+        smi: tuple[int, str],
+        munge: int = 0,
+        imex: int = 0,
+        kernel: str = "",
+        node: str = "",
+        stat: tuple[int, str] = (0, "nfs\n"),
+    ) -> None:
+        self.smi, self.munge, self.imex, self.kernel, self.stat = smi, munge, imex, kernel, stat
         self.node = node or "NodeName=gpu1 State=IDLE Partitions=gpu"
         self.calls: list[list[str]] = []
 
@@ -143,6 +151,8 @@ class FakeNode:
             return 0, self.node
         if argv[:2] == ["scontrol", "update"]:
             return 0, ""
+        if argv[:3] == ["stat", "--file-system", "--format=%T"]:
+            return self.stat
         raise AssertionError(argv)
 
 
@@ -213,11 +223,102 @@ def test_a_scratch_mount_is_judged_only_while_fstab_names_it(tmp_path: Path) -> 
     assert H.fstab_mount_points(str(tmp_path / "missing")) == set()
 
 
-def test_mount_problem(tmp_path: Path) -> None:
-    assert H.mount_problem({"path": "/", "writable": False}) is None
-    assert H.mount_problem("/proc").startswith("/proc is not writable (")
-    assert H.mount_problem({"path": str(tmp_path), "writable": False}) == f"{tmp_path} is not mounted"
-    assert H.mount_problem({"path": "/proc", "writable": False}) is None
+# The kernel's mount table as /proc/self/mountinfo prints it (written by hand): /home over NFS
+# read-write, /opt/apps read-only, a scratch path with a space, and / itself.
+MOUNTINFO = """\
+22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+40 22 0:45 / /home rw,relatime shared:20 - nfs 10.0.0.5:/home rw,vers=3,hard,proto=tcp
+41 22 0:46 / /opt/apps ro,relatime shared:21 - nfs 10.0.0.5:/apps ro,vers=3,hard
+42 22 259:1 / /mnt/local\\040disk rw,noatime shared:22 - xfs /dev/md0 rw
+"""
+
+
+def _mounts(tmp_path: Path, mounts: list, **over) -> dict:
+    info = tmp_path / "mountinfo"
+    info.write_text(MOUNTINFO)
+    quiet = {"nvidia_smi": False, "gpu_count": False, "fabric": False, "xid": False, "munge": False}
+    return _settings(mounts=mounts, mountinfo=str(info), checks=quiet, **over)
+
+
+def test_mount_table_reads_the_kernels_table(tmp_path: Path) -> None:
+    info = tmp_path / "mountinfo"
+    info.write_text(MOUNTINFO)
+    table = H.mount_table(str(info))
+    assert sorted(table) == ["/", "/home", "/mnt/local disk", "/opt/apps"]
+    assert table["/home"]["fstype"] == "nfs" and "rw" in table["/home"]["options"]
+    assert "ro" in table["/opt/apps"]["options"]
+    assert H.mount_table(str(tmp_path / "missing")) == {}
+
+
+def test_mounts_judged_from_the_table_and_a_bounded_stat(tmp_path: Path) -> None:
+    """Mounted, answering and read-write where it must be written: judged without touching the mount
+    from the check's own process, and without writing a file."""
+    node = FakeNode((0, ""))
+    mounts = ["/home", {"path": "/opt/apps", "writable": False}, "/mnt/local disk/", "/scratch"]
+    problems, unknown = H.check_all(_mounts(tmp_path, mounts), node)
+    assert problems == ["mounts: /scratch is not mounted"]
+    assert unknown == []
+    assert [c[-1] for c in node.calls] == ["/home", "/opt/apps", "/mnt/local disk"]
+    read_only = H.check_all(_mounts(tmp_path, [{"path": "/opt/apps", "writable": True}]), FakeNode((0, "")))
+    assert read_only == (["mounts: /opt/apps is mounted read-only"], [])
+    stale = H.check_all(_mounts(tmp_path, ["/home"]), FakeNode((0, ""), stat=(1, "stat: Stale file handle\n")))
+    assert stale == (["mounts: /home cannot be read (stat: Stale file handle)"], [])
+
+
+def test_a_hung_mount_is_cannot_tell_and_drains_nothing(tmp_path: Path, capsys) -> None:
+    """A hard mount whose server is gone blocks whoever touches it: stat gets no answer in time (124).
+    That is 'cannot tell', not 'broken': no drain (a slow file server must not drain every node), and
+    a node the check drained earlier is not resumed while it lasts. Seen failing on a750660, which
+    drained ("is not mounted" or a write error) or hung in os.path.ismount."""
+    hung = FakeNode((0, ""), stat=(124, "stat: no answer in 10 s"))
+    problems, unknown = H.check_all(_mounts(tmp_path, ["/home"]), hung)
+    assert problems == [] and unknown == ["mounts: /home does not answer in 10 s (cannot tell)"]
+    assert H.decide(["IDLE"], "", [], unknown) == (
+        "none",
+        "cannot tell: mounts: /home does not answer in 10 s (cannot tell)",
+    )
+    assert H.decide(["IDLE", "DRAIN"], "gpu-health: a", [], unknown)[0] == "none"
+    assert H.decide(["IDLE"], "", ["xid: Xid 79"], unknown)[0] == "drain"
+    config = tmp_path / "health.json"
+    config.write_text(
+        json.dumps(
+            {
+                "node": "gpu1",
+                "mounts": ["/home"],
+                "mountinfo": str(tmp_path / "mountinfo"),
+                "checks": {"nvidia_smi": False, "gpu_count": False, "fabric": False, "xid": False, "munge": False},
+            }
+        )
+    )
+    assert H.main(["--config", str(config)], hung) == 0
+    assert not [c for c in hung.calls if c[:2] == ["scontrol", "update"]]
+    assert "gpu-health: gpu1: none (cannot tell: mounts: /home does not answer" in capsys.readouterr().out
+
+
+def test_a_root_squashed_export_is_never_written(tmp_path: Path, monkeypatch) -> None:
+    """root may not write into a root-squashed export: writing a probe file there as root fails with
+    EACCES although the mount is fine. The check writes nothing. Seen failing on a750660, which wrote
+    .gpu-health.<host> into the mount and drained the node on the EACCES."""
+    real_open = open
+    writes = []
+
+    def squashed(path, mode="r", *args, **kwargs):
+        if any(m in mode for m in "wax+"):
+            writes.append(path)
+            raise PermissionError(13, "Permission denied", path)
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(H, "open", squashed, raising=False)
+    settings = _mounts(tmp_path, ["/"])
+    assert H.check_all(settings, FakeNode((0, ""))) == ([], [])
+    assert writes == []
+
+
+def test_run_command_gives_up_on_a_command_that_does_not_answer() -> None:
+    rc, out = H.run_command(["sleep", "30"], 0.2)
+    assert (rc, out) == (124, "sleep: no answer in 0.2 s")
+    assert H.run_command(["no-such-program-oci-gpu"], 1) == (127, "no-such-program-oci-gpu: not found")
+    assert H.run_command(["sh", "-c", "echo hi; exit 3"], 5) == (3, "hi\n")
 
 
 def _config(tmp_path: Path, **over) -> str:
