@@ -45,6 +45,8 @@ ARGUMENT_SPEC: dict[str, Any] = {
     # oci.conf and plugstack.conf: oci_enabled, pyxis_enabled, oci_state_dir, oci_runtime, oci_config, oci_prolog
     "containers": {"type": "raw", "default": {}},
     "last_good_dir": {"type": "str", "default": "/var/lib/oci-gpu-cluster/slurm-last-good"},
+    # a host whose clock is further off the control node's is refused (munge's credential TTL)
+    "max_clock_skew": {"type": "int", "default": 300},
 }
 # The inventory's fabric ids (oci_gpu.cluster.oci hostvars) -> the topology model's keys, from the
 # table the node-side check against IMDS uses.
@@ -68,6 +70,7 @@ class ActionModule(ActionBase):
         args = validation.validated_parameters
         keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed", "removed")
         more = ("max_failed_compute", "conf_dir", "topology", "configless", "managed_header", "last_good_dir")
+        more += ("max_clock_skew",)
         cluster = {k: args[k] for k in (*keys, *more)}
         cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
         # No slurmdbd: null, empty or omit.

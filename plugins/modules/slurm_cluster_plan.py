@@ -139,6 +139,14 @@ options:
     description: Where each host keeps the files its daemons run with, for a failed restart to put back.
     type: str
     default: /var/lib/oci-gpu-cluster/slurm-last-good
+  max_clock_skew:
+    description:
+      - Seconds a host's clock may be off the control node's (the probe's C(clock_skew)) before the plan refuses
+        it - munge's credential time-to-live, beyond which munge refuses the host's credentials.
+      - The plan also refuses hosts whose C(slurm) or C(munge) user has another UID or GID than on the first
+        controller (the probe's C(accounts)).
+    type: int
+    default: 300
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only

@@ -53,6 +53,18 @@ options:
     description: Fail, naming the node, when IMDS is read but cannot be, and O(topology_expected) is empty.
     type: bool
     default: false
+  accounts:
+    description:
+      - Users whose UID and GID are returned in RV(accounts) (Slurm's SlurmUser and munge's user): the plan
+        refuses hosts where they differ from the primary controller's.
+    type: list
+    elements: str
+    default: [slurm, munge]
+  control_time:
+    description:
+      - The control node's clock (seconds since the epoch) when the task was sent to this host; RV(clock_skew) is
+        this host's clock minus it. Omit to skip.
+    type: float
   name:
     description: The Slurm node name.
     type: str
@@ -196,6 +208,17 @@ live_conf_path:
   description: Where O(conf_paths) found it; empty when the host has none.
   returned: always
   type: str
+accounts:
+  description: C(uid) and C(gid) of each user of O(accounts) on this host; null for a user it does not have.
+  returned: always
+  type: dict
+  sample: {"slurm": {"uid": 64030, "gid": 64030}, "munge": {"uid": 101, "gid": 102}}
+clock_skew:
+  description:
+    - This host's clock minus O(control_time), in seconds (plus the time the task took to reach the host);
+      null without O(control_time).
+  returned: always
+  type: float
 conf_sha256:
   description: SHA-256 of each file of O(conf_set) beside the live C(slurm.conf) (empty string when missing).
   returned: always
@@ -250,6 +273,8 @@ imds_error:
 import glob
 import hashlib
 import os
+import pwd
+import time
 
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
@@ -340,6 +365,14 @@ def topology_plugins(plugin_dirs: list[str]) -> list[str]:
     return []
 
 
+def _account(user: str) -> dict[str, int] | None:
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        return None
+    return {"uid": entry.pw_uid, "gid": entry.pw_gid}
+
+
 def _live_conf(paths: list[str]) -> tuple[str, str]:
     for path in paths:
         if os.path.isfile(path):
@@ -379,10 +412,14 @@ def main() -> None:
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
             "topology_required": {"type": "bool", "default": False},
+            "accounts": {"type": "list", "elements": "str", "default": ["slurm", "munge"]},
+            "control_time": {"type": "float"},
         },
         supports_check_mode=True,
     )
     p = module.params
+    # The clock first, before anything slow runs.
+    skew = None if p["control_time"] is None else round(time.time() - p["control_time"], 1)
     name = p["name"]
     devices = gpu_devices_sorted(glob.glob(p["device_glob"]))
     nvml = any(os.path.exists(os.path.join(d, "gpu_nvml.so")) for d in p["plugin_dirs"])
@@ -420,6 +457,8 @@ def main() -> None:
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
         "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},
+        "accounts": {user: _account(user) for user in p["accounts"]},
+        "clock_skew": skew,
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

@@ -248,6 +248,62 @@ def _standing_problems(
     return problems
 
 
+# munge's default credential time-to-live (munged --ttl): a credential from a host whose clock is
+# further off than this is refused as expired (or "rewound"), so nothing on that host talks to Slurm.
+MUNGE_TTL = 300
+
+
+def _account_problems(
+    cluster: Mapping[str, Any], controllers: list[str], standing: set[str], probes: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """Hosts whose Slurm or munge user has another UID/GID than on the first standing controller, and
+    hosts whose clock is further off the control node's than munge's credential TTL: named before any
+    file changes. Slurm trusts an RPC from SlurmUser's UID as this host knows it, and the controllers
+    share StateSaveLocation, owned by that UID. A host that reports nothing is not judged."""
+    problems = []
+    reference = next((h for h in controllers if h in standing and (probes.get(h) or {}).get("accounts")), "")
+    if reference:
+        ref_accounts = probes[reference]["accounts"]
+        for user, ref in sorted(ref_accounts.items()):
+            if not ref:
+                continue
+            differ: dict[tuple[int, int], list[str]] = {}
+            for host in sorted(standing):
+                got = ((probes.get(host) or {}).get("accounts") or {}).get(user)
+                if got and (got.get("uid"), got.get("gid")) != (ref.get("uid"), ref.get("gid")):
+                    differ.setdefault((got.get("uid"), got.get("gid")), []).append(host)
+            for (uid, gid), hosts in sorted(differ.items(), key=lambda kv: kv[1]):
+                ctl = [h for h in hosts if h in controllers]
+                why = (
+                    f"; the controllers share StateSaveLocation, owned by that UID: after a failover {', '.join(ctl)} "
+                    "could not read the state"
+                    if ctl
+                    else ""
+                )
+                problems.append(
+                    f"user {user} has UID {uid} (GID {gid}) on {compress(hosts)} but UID {ref.get('uid')} (GID "
+                    f"{ref.get('gid')}) on {reference}: every Slurm host needs the same UID and GID for it{why}. "
+                    f"Give {user} the same UID and GID everywhere (usermod -u, groupmod -g, then chown its files) "
+                    "and run again"
+                )
+    limit = float(cluster.get("max_clock_skew") or MUNGE_TTL)
+    skewed = {
+        h: float((probes.get(h) or {})["clock_skew"])
+        for h in sorted(standing)
+        if isinstance((probes.get(h) or {}).get("clock_skew"), (int, float))
+        and abs(float(probes[h]["clock_skew"])) > limit
+    }
+    if skewed:
+        shown = ", ".join(f"{h} {v:+.0f} s" for h, v in list(skewed.items())[:10])
+        more = f" (+{len(skewed) - 10} more)" if len(skewed) > 10 else ""
+        problems.append(
+            f"the clocks of {len(skewed)} host(s) are further off the control node's than munge's credential TTL "
+            f"({limit:g} s): {shown}{more}; munge refuses their credentials, so Slurm would not work there. Set "
+            "their clocks (chrony/NTP) and run again"
+        )
+    return problems
+
+
 def _membership(hosts: Mapping[str, Any]) -> dict[str, Any]:
     """The host lists, and who of the cluster is in the run, standing, lost or outside it."""
     out: dict[str, Any] = {k: _names(hosts.get(k)) for k in ("controllers", "dbd", "compute", "login")}
@@ -494,6 +550,7 @@ def plan_cluster(
     partial = bool(outside)
 
     problems.extend(_standing_problems(cluster, controllers, dbd, compute, in_run, lost))
+    problems.extend(_account_problems(cluster, controllers, standing, probes))
 
     # --- the Slurm version ----------------------------------------------------------------
     versions = {h: v for h in sorted(standing) for v in [_version_of(probes.get(h) or {})] if v is not None}

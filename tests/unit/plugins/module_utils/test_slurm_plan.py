@@ -667,3 +667,66 @@ def test_per_host_inputs_only_for_standing_hosts_and_nothing_served_without_the_
     )
     assert sorted(out["hosts"]) == ["gpu1", "gpu2"]
     assert out["hosts"]["gpu1"]["served_changed"] == []
+
+
+# --------------------------------------------------------------------------- ids and clocks (issue 43 items 3, 6)
+
+
+def _ids(slurm: int, munge: int = 101) -> dict:
+    return {"slurm": {"uid": slurm, "gid": slurm}, "munge": {"uid": munge, "gid": munge + 1}}
+
+
+def test_a_host_whose_slurm_uid_differs_from_the_controllers_is_refused_by_name() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: dict(probe(h, compute=h.startswith("gpu")), accounts=_ids(64030)) for h in everyone}
+    probes["gpu2"]["accounts"] = _ids(999)
+    probes["login1"]["accounts"] = _ids(64030, munge=105)
+    with pytest.raises(SlurmPlanError) as err:
+        plan_cluster(CLUSTER, hosts(everyone), probes)
+    assert err.value.problems == [
+        "user munge has UID 105 (GID 106) on login1 but UID 101 (GID 102) on ctl: every Slurm host needs the "
+        "same UID and GID for it. Give munge the same UID and GID everywhere (usermod -u, groupmod -g, then "
+        "chown its files) and run again",
+        "user slurm has UID 999 (GID 999) on gpu2 but UID 64030 (GID 64030) on ctl: every Slurm host needs the "
+        "same UID and GID for it. Give slurm the same UID and GID everywhere (usermod -u, groupmod -g, then "
+        "chown its files) and run again",
+    ]
+
+
+def test_two_controllers_with_different_slurm_uids_are_refused_naming_the_shared_state() -> None:
+    """HA: the backup's slurm UID differs; today each controller re-owns StateSaveLocation to its own."""
+    h = dict(hosts(["ctl", "ctl2", "gpu1", "gpu2"], compute=("gpu1", "gpu2")), controllers=["ctl", "ctl2"])
+    probes = {n: dict(probe(n, compute=n.startswith("gpu")), accounts=_ids(64030)) for n in h["in_run"]}
+    probes["ctl2"]["accounts"] = _ids(64031)
+    with pytest.raises(
+        SlurmPlanError,
+        match=r"user slurm has UID 64031 \(GID 64031\) on ctl2 but UID 64030 "
+        r"\(GID 64030\) on ctl: .*the controllers share StateSaveLocation, owned by that UID: "
+        r"after a failover ctl2 could not read the state",
+    ):
+        plan_cluster(CLUSTER, h, probes)
+
+
+def test_a_clock_beyond_munges_ttl_is_refused_and_a_missing_user_or_report_is_not_judged() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: dict(probe(h, compute=h.startswith("gpu")), accounts=_ids(64030), clock_skew=1.5) for h in everyone}
+    probes["gpu1"]["clock_skew"] = -412.0
+    probes["gpu2"]["accounts"] = {"slurm": None, "munge": None}  # before its packages made the users
+    del probes["login1"]["clock_skew"]
+    with pytest.raises(SlurmPlanError) as err:
+        plan_cluster(CLUSTER, hosts(everyone), probes)
+    assert err.value.problems == [
+        "the clocks of 1 host(s) are further off the control node's than munge's credential TTL (300 s): "
+        "gpu1 -412 s; munge refuses their credentials, so Slurm would not work there. Set their clocks "
+        "(chrony/NTP) and run again"
+    ]
+    probes["gpu1"]["clock_skew"] = 299.0
+    assert plan_cluster(CLUSTER, hosts(everyone), probes)["nodes"]["defined"] == ["gpu1", "gpu2"]
+    assert (
+        plan_cluster(
+            dict(CLUSTER, max_clock_skew=600),
+            hosts(everyone),
+            dict(probes, gpu1=dict(probes["gpu1"], clock_skew=-412.0)),
+        )["version"]
+        == "24.11"
+    )

@@ -292,3 +292,30 @@ def test_user_namespace_limits_are_read_for_rootless_containers(node: Path) -> N
     real = run_module({**args, "sysctl_dir": "/proc/sys"}, "--check")["userns_limits"]
     assert sorted(real) == ["user.max_mnt_namespaces", "user.max_user_namespaces"]
     assert all(isinstance(v, int) for v in real.values()), real
+
+
+def test_the_slurm_and_munge_accounts_and_the_clock_are_read(node: Path) -> None:
+    """Issue 43 items 3 and 6: the ids the plan compares across hosts, and this host's clock against the
+    control node's time as the task left it (here: the same machine, an hour ahead on purpose)."""
+    import pwd
+    import time
+
+    root = pwd.getpwnam("root")
+    sent = time.time() - 3600
+    result = run_module(
+        {
+            "name": "login1",
+            "roles": ["login"],
+            "slurmd_path": str(node / "slurmd"),
+            "conf_paths": [str(node / "slurm.conf")],
+            "accounts": ["root", "no-such-user-oci-gpu"],
+            "control_time": sent,
+        }
+    )
+    assert result.get("failed") is not True, result
+    assert result["accounts"] == {"root": {"uid": root.pw_uid, "gid": root.pw_gid}, "no-such-user-oci-gpu": None}
+    assert 3600 <= result["clock_skew"] < 3600 + 120
+    assert (
+        run_module({"name": "login1", "roles": ["login"], "conf_paths": [str(node / "slurm.conf")]})["clock_skew"]
+        is None
+    )
