@@ -26,7 +26,6 @@ ALL = {
 
 def host(roles, **kw):
     base = {
-        "name": "h",
         "primary": False,
         "configless": False,
         "live_conf": True,
@@ -35,7 +34,7 @@ def host(roles, **kw):
         "behind": False,
     }
     base.update(kw)
-    return host_inputs(base.pop("name"), roles, **base)
+    return host_inputs("h", roles, **base)
 
 
 def steps(entry, plan, changed):
