@@ -55,7 +55,7 @@ options:
     default: false
   accounts:
     description:
-      - Users whose UID and GID are returned in RV(accounts) (Slurm's SlurmUser and munge's user): the plan
+      - Users whose UID and GID are returned in RV(accounts) (Slurm's SlurmUser and munge's user). The plan
         refuses hosts where they differ from the primary controller's.
     type: list
     elements: str
