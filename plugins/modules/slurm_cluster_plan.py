@@ -143,8 +143,8 @@ options:
     description:
       - Seconds a host's clock may be off the control node's (the probe's C(clock_skew)) before the plan refuses
         it - munge's credential time-to-live, beyond which munge refuses the host's credentials.
-      - The plan also refuses hosts whose C(slurm) or C(munge) user has another UID or GID than on the first
-        controller (the probe's C(accounts)).
+      - The plan also refuses hosts whose SlurmUser has another UID or GID than on the first controller (the
+        probe's C(accounts)).
     type: int
     default: 300
 extends_documentation_fragment:

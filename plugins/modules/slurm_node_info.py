@@ -55,11 +55,11 @@ options:
     default: false
   accounts:
     description:
-      - Users whose UID and GID are returned in RV(accounts) (Slurm's SlurmUser and munge's user). The plan
-        refuses hosts where they differ from the primary controller's.
+      - Users whose UID and GID are returned in RV(accounts) (Slurm's SlurmUser). The plan refuses hosts where
+        they differ from the primary controller's.
     type: list
     elements: str
-    default: [slurm, munge]
+    default: [slurm]
   control_time:
     description:
       - The control node's clock (seconds since the epoch) when the task was sent to this host; RV(clock_skew) is
@@ -212,7 +212,7 @@ accounts:
   description: C(uid) and C(gid) of each user of O(accounts) on this host; null for a user it does not have.
   returned: always
   type: dict
-  sample: {"slurm": {"uid": 64030, "gid": 64030}, "munge": {"uid": 101, "gid": 102}}
+  sample: {"slurm": {"uid": 64030, "gid": 64030}}
 clock_skew:
   description:
     - This host's clock minus O(control_time), in seconds (plus the time the task took to reach the host);
@@ -412,7 +412,7 @@ def main() -> None:
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
             "topology_required": {"type": "bool", "default": False},
-            "accounts": {"type": "list", "elements": "str", "default": ["slurm", "munge"]},
+            "accounts": {"type": "list", "elements": "str", "default": ["slurm"]},
             "control_time": {"type": "float"},
         },
         supports_check_mode=True,

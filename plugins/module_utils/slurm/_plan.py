@@ -256,10 +256,12 @@ MUNGE_TTL = 300
 def _account_problems(
     cluster: Mapping[str, Any], controllers: list[str], standing: set[str], probes: Mapping[str, Mapping[str, Any]]
 ) -> list[str]:
-    """Hosts whose Slurm or munge user has another UID/GID than on the first standing controller, and
-    hosts whose clock is further off the control node's than munge's credential TTL: named before any
-    file changes. Slurm trusts an RPC from SlurmUser's UID as this host knows it, and the controllers
-    share StateSaveLocation, owned by that UID. A host that reports nothing is not judged."""
+    """Hosts whose reported users (the probe's ``accounts``: SlurmUser) have another UID/GID than on the
+    first standing controller, and hosts whose clock is further off the control node's than munge's
+    credential TTL: named before any file changes. Slurm trusts an RPC from SlurmUser's UID as this
+    host knows it, and the controllers share StateSaveLocation, owned by that UID. (munge's own UID is
+    not compared: nothing depends on it, and packages allocate it in install order.) A host that
+    reports nothing is not judged."""
     problems = []
     reference = next((h for h in controllers if h in standing and (probes.get(h) or {}).get("accounts")), "")
     if reference:

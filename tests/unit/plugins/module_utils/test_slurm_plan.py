@@ -677,6 +677,8 @@ def _ids(slurm: int, munge: int = 101) -> dict:
 
 
 def test_a_host_whose_slurm_uid_differs_from_the_controllers_is_refused_by_name() -> None:
+    """Every user the probes report is compared with the first controller's (the role reports SlurmUser);
+    a host that reports another user's ids only is not judged for slurm."""
     everyone = ["ctl", "gpu1", "gpu2", "login1"]
     probes = {h: dict(probe(h, compute=h.startswith("gpu")), accounts=_ids(64030)) for h in everyone}
     probes["gpu2"]["accounts"] = _ids(999)
@@ -691,6 +693,10 @@ def test_a_host_whose_slurm_uid_differs_from_the_controllers_is_refused_by_name(
         "same UID and GID for it. Give slurm the same UID and GID everywhere (usermod -u, groupmod -g, then "
         "chown its files) and run again",
     ]
+    only_slurm = {h: dict(probes[h], accounts={"slurm": probes[h]["accounts"]["slurm"]}) for h in everyone}
+    with pytest.raises(SlurmPlanError) as err:
+        plan_cluster(CLUSTER, hosts(everyone), only_slurm)
+    assert [p.split(" has ")[0] for p in err.value.problems] == ["user slurm"]
 
 
 def test_two_controllers_with_different_slurm_uids_are_refused_naming_the_shared_state() -> None:
