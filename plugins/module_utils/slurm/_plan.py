@@ -49,7 +49,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_records, records_from_conf
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs, writes_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import (
     TOPOLOGY_FILES,
     live_placement,
@@ -482,8 +482,7 @@ def _hosts(
             continue
         probe = probes.get(host) or {}
         roles = roles_of.get(host, [])
-        writes = not configless or bool(set(roles) - {"compute"})
-        if writes:
+        if writes_config(roles, configless):
             behind = bool(probe.get("behind"))
         else:
             # A configless slurmd keeps the files slurmctld sent it (/run/slurm/conf): behind when they

@@ -44,7 +44,7 @@ from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import SLURMD_RESTART_FILES
 
-__all__ = ["HANDLERS", "SLURMD_UNIT_FILES", "host_inputs", "host_schedule", "with_file_changes"]
+__all__ = ["HANDLERS", "SLURMD_UNIT_FILES", "host_inputs", "host_schedule", "with_file_changes", "writes_config"]
 
 # The role's handler for each step (roles/slurm/handlers/main.yml), in the order they run.
 HANDLERS = {
@@ -79,6 +79,11 @@ def with_file_changes(plan: Mapping[str, Any], changed: Iterable[str], first_ins
     return out
 
 
+def writes_config(roles: Iterable[str], configless: bool) -> bool:
+    """Whether a host keeps the configuration files itself: all do but a configless compute-only node."""
+    return not configless or bool(set(roles) - {"compute"})
+
+
 def host_inputs(
     name: str,
     roles: Iterable[str],
@@ -92,7 +97,7 @@ def host_inputs(
 ) -> dict[str, Any]:
     """The plan's entry for one host (see the module doc); plain data, JSON-safe."""
     roles = sorted(set(roles))
-    writes = not configless or bool(set(roles) - {"compute"})
+    writes = writes_config(roles, configless)
     return {
         "name": name,
         "roles": roles,
