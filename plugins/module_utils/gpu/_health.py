@@ -367,6 +367,11 @@ def main(
     parser = argparse.ArgumentParser(description="GPU node health check (Slurm HealthCheckProgram)")
     parser.add_argument("--config", default="/etc/oci-gpu/health.json")
     parser.add_argument("--no-drain", action="store_true", help="report only; change no node state")
+    parser.add_argument(
+        "--check-only",
+        action="store_true",
+        help="run the checks only (no scontrol): exit 1 when one fails (the repair agent's acceptance job)",
+    )
     args = parser.parse_args(argv)
     # slurmd runs the program with a bare environment: find scontrol, systemctl and the rest.
     os.environ.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
@@ -376,6 +381,11 @@ def main(
         _say(sys.stderr, f"gpu-health: {exc}")
         return 2
     problems, unknown = check_all(settings, runner)
+    if args.check_only:
+        for line in problems + [f"cannot tell: {u}" for u in unknown]:
+            _say(sys.stdout, f"gpu-health: {settings['node']}: {line}")
+        _say(sys.stdout, f"gpu-health: {settings['node']}: " + ("failed" if problems or unknown else "passed"))
+        return 1 if problems or unknown else 0
     timeout = float(settings["timeout"])
     rc, out = runner([settings["scontrol"], "show", "node", "--oneliner", settings["node"]], timeout)
     if rc != 0:

@@ -70,6 +70,10 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "squeue": "squeue",
     "timeout": 60,
     "oci_attempts": 3,
+    # the site's add-node path for a relaunched node, run once it is RUNNING: argv with {node},
+    # {instance_id} and {ip}; empty: the node joins by itself (cloud-init, configless slurmd)
+    "join_command": [],
+    "join_command_timeout": 60,
 }
 
 if TYPE_CHECKING:  # a type only: Python 3.8 cannot subscript collections.abc.Callable at run time
@@ -404,6 +408,17 @@ class Actor:
             rec["template"] = template_from(inst, vnic)
         self._compute().terminate_instance(instance_id, preserve_boot_volume=False)
         return f"terminate {instance_id}"
+
+    def join(self, node: str, rec: dict[str, Any], instance_id: str) -> str:
+        command = self.cfg.get("join_command") or []
+        if not command:
+            return "no join command: waits for the node to join by itself"
+        ip = (rec.get("template") or {}).get("private_ip") or ""
+        argv = [str(a).format(node=node, instance_id=instance_id, ip=ip) for a in command]
+        rc, out, err = self.run(argv, float(self.cfg.get("join_command_timeout") or 60))
+        if rc != 0:
+            raise AgentError(f"join command rc {rc}: {(err or out).strip()[:300]}")
+        return f"join command ran for {node} ({ip})"
 
     def launch(self, node: str, rec: dict[str, Any], token: str, old_instance_id: str | None) -> str:
         oci = _oci_auth.oci

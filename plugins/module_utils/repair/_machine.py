@@ -20,6 +20,7 @@ Public API
 A node's phases (``record["phase"]``)::
 
     (none) --fault--> draining --no job--> drained --> rebooting --slurmd back--> accepting --> (none)
+    (joining: once its instance RUNS, the site's join command is run once; then slurmd must register)
                          |                    \\-----> terminating --TERMINATED--> launching --> joining
                          | deadline (opt-in)                                                    |
                          +-> requeue                            accepting <--slurmd registers--+
@@ -514,13 +515,14 @@ def _step(
             if age >= float(s["join_timeout_s"]):
                 return _fail(rec, f"instance {new_id} gone before joining", s, now)
             return rec, [], f"waits for instance {new_id}"
-        if (
-            inst.get("state") != "RUNNING"
-            or not _responding(node)
-            or node.get("slurmd_start") in ("", rec.get("slurmd_start"))
-        ):
+        registered = _responding(node) and node.get("slurmd_start") not in ("", rec.get("slurmd_start"))
+        if inst.get("state") != "RUNNING" or not registered:
             if age >= float(s["join_timeout_s"]):
                 return _fail(rec, f"{new_id} did not join Slurm in {s['join_timeout_s']} s", s, now)
+            if inst.get("state") == "RUNNING" and not rec.get("join_sent"):
+                # the site's join (its add-node path), once per instance; a node that joins by itself
+                # (cloud-init, configless) needs no command, and the action says so
+                return dict(rec, join_sent=now), [{"do": "join", "instance_id": new_id}], f"join {new_id}"
             return rec, [], f"waits for {new_id} to join ({inst.get('state')})"
         return _accept(name, dict(rec, instance_id=new_id), now)
 

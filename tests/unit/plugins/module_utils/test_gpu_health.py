@@ -386,3 +386,15 @@ def test_runs_as_a_program_with_real_commands(tmp_path: Path) -> None:
     assert calls.read_text().splitlines()[-1] == (
         "update NodeName=gpu1 State=DRAIN Reason=gpu-health: nvidia_smi: nvidia-smi exit 9: NVIDIA driver is not loaded"
     )
+
+
+def test_check_only_exits_1_on_a_failing_check_and_runs_no_scontrol(tmp_path: Path, capsys) -> None:
+    """The repair agent's acceptance job runs the checks this way: its exit status is the verdict."""
+    sick = FakeNode((0, _q("In Progress", "N/A")))
+    assert H.main(["--config", _config(tmp_path), "--check-only"], sick) == 1
+    assert not any(c[0] == "scontrol" for c in sick.calls)
+    out = capsys.readouterr().out
+    assert "gpu1: fabric: fabric not ready: GPU 1: In Progress/N/A" in out and out.rstrip().endswith("gpu1: failed")
+    healthy = FakeNode((0, _q()))
+    assert H.main(["--config", _config(tmp_path), "--check-only"], healthy) == 0
+    assert capsys.readouterr().out.rstrip().endswith("gpu1: passed")

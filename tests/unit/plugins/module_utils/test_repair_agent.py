@@ -86,6 +86,8 @@ class FakeSlurm:
             return 0, f"{job_id}\n", ""
         if prog == "squeue":
             return 0, "", ""
+        if prog == "site-join":  # the site's add-node automation, recorded in writes
+            return 0, "", ""
         return 1, "", f"unexpected command {argv}"
 
 
@@ -119,6 +121,7 @@ def lab(tmp_path: Path) -> Any:
                 "audit_log": str(tmp_path / "log" / "audit.jsonl"),
                 "machine": {"max_concurrent": 1},
                 "acceptance": {"command": "nvidia-smi -L", "gpus": 8, "time_limit_min": 5, "user": "root"},
+                "join_command": ["site-join", "--node", "{node}", "--ip", "{ip}", "--instance", "{instance_id}"],
             }
         )
     )
@@ -199,8 +202,13 @@ def test_a_gpu_fault_is_drained_replaced_accepted_and_returned(lab: dict) -> Non
 
     one_pass(lab, t + 180)
     assert records(lab)["gpu1"]["phase"] == "joining"
-    one_pass(lab, t + 240)  # slurmd not back yet: waits
+    one_pass(lab, t + 240)  # RUNNING: the site's join command, once, with the node's address
+    assert [w for w in slurm.writes if w[0] == "site-join"] == [
+        ["site-join", "--node", "gpu1", "--ip", old_ip, "--instance", new]
+    ]
+    one_pass(lab, t + 270)  # slurmd not back yet: waits, no second join
     assert records(lab)["gpu1"]["phase"] == "joining"
+    assert len([w for w in slurm.writes if w[0] == "site-join"]) == 1
     slurm.nodes["gpu1"]["start"] = "2026-12-05T10:20:00"  # the new node's slurmd registers
     one_pass(lab, t + 300)
     rec = records(lab)["gpu1"]
@@ -227,6 +235,7 @@ def test_a_gpu_fault_is_drained_replaced_accepted_and_returned(lab: dict) -> Non
         ("gpu1", "report_host", "ok"),
         ("gpu1", "terminate", "ok"),
         ("gpu1", "launch", "ok"),
+        ("gpu1", "join", "ok"),
         ("gpu1", "reserve", "ok"),
         ("gpu1", "resume", "ok"),
         ("gpu1", "accept", "ok"),

@@ -389,13 +389,19 @@ def test_a_node_whose_instance_is_already_gone_is_relaunched_without_a_terminate
 def test_joining_waits_for_slurmd_then_accepts_and_times_out_into_another_attempt():
     records = {"gpu1": rec("joining", new_instance_id=NEW, slurmd_start="2026-12-05T10:00:00")}
     down = slurm("DOWN", ["DRAIN", "NOT_RESPONDING"], OURS, start="2026-12-05T10:00:00")
-    out = run(records, seen({"gpu1": down}, {"gpu1": [inst(NEW, "RUNNING")]}))
+    out = run(records, seen({"gpu1": down}, {"gpu1": [inst(NEW, "PROVISIONING")]}))
     assert out["actions"] == [] and out["records"]["gpu1"]["phase"] == "joining"
+    # RUNNING: the site's join, once
+    out = run(records, seen({"gpu1": down}, {"gpu1": [inst(NEW, "RUNNING")]}))
+    assert out["actions"] == [{"node": "gpu1", "do": "join", "instance_id": NEW}]
+    assert out["records"]["gpu1"]["join_sent"] == NOW
+    again = run(out["records"], seen({"gpu1": down}, {"gpu1": [inst(NEW, "RUNNING")]}), NOW + 30)
+    assert again["actions"] == [] and again["records"]["gpu1"]["phase"] == "joining"
     up = slurm("IDLE", ["DRAIN"], OURS, start="2026-12-05T10:09:00")
     out = run(records, seen({"gpu1": up}, {"gpu1": [inst(NEW, "RUNNING")]}))
     assert [a["do"] for a in out["actions"]] == ["reserve", "resume", "accept"]
     assert out["records"]["gpu1"]["instance_id"] == NEW
-    late = dict(records["gpu1"], since=NOW - 1800)
+    late = dict(records["gpu1"], since=NOW - 1800, join_sent=NOW - 1700)
     out = run({"gpu1": late}, seen({"gpu1": down}, {"gpu1": [inst(NEW, "RUNNING")]}))
     assert out["records"]["gpu1"]["phase"] == "drained"
     assert out["records"]["gpu1"]["attempt"] == 2
