@@ -27,7 +27,7 @@ options:
 EXAMPLES = r"""
 - name: Check the repair settings
   ansible.builtin.assert:
-    that: ({'max_concurrent': 2} | oci_gpu.cluster.repair_settings_problem) == ''
+    that: "(repair_machine_settings | oci_gpu.cluster.repair_settings_problem) == ''"
 """
 
 RETURN = r"""
