@@ -32,6 +32,7 @@ SUB_TAGS = {
     "oke_addons": {"install", "configure"},
     "slurm": {"install", "configure", "service"},
     "tenants": {"configure"},
+    "repair": {"install", "configure"},
 }
 READ_BY_LATER_STEPS = {
     "slurm": {
