@@ -337,6 +337,26 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
         )
         assert plan["dry_run"] is True and plan["actions"] == [] and plan["skipped"] is None, plan
 
+        # OCI answering 503: a fault is seen, nothing is done, the audit log says why
+        emulator(info, "/_emulator/knobs", {"route_errors": {"ListInstances": 503}})
+        on_ctl("scontrol", "update", "NodeName=gpu2", "State=DRAIN", "Reason=gpu-health: gpu_count: 7 of 8 GPUs")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not any(a["action"] == "pass" for a in audit_lines()):
+            time.sleep(1)
+        blind = [a for a in audit_lines() if a["action"] == "pass"]
+        assert blind and blind[0]["result"] == "nothing done" and "ListInstances: 503" in blind[0]["problems"][0], blind
+        assert "Reason=gpu-health: gpu_count" in node_line("gpu2")
+        on_ctl("scontrol", "update", "NodeName=gpu2", "State=RESUME")  # before OCI answers again
+        emulator(info, "/_emulator/knobs", {"route_errors": {}})
+        # an administrator's drain on a broken host is never acted on
+        gpu1_id = next(
+            i["id"]
+            for i in emulator(info, "/_emulator/instances")
+            if i["displayName"] == "gpu1" and i["lifecycleState"] == "RUNNING"
+        )
+        on_ctl("scontrol", "update", "NodeName=gpu1", "State=DRAIN", "Reason=lab-admin: cable check")
+        emulator(info, "/_emulator/host-health", {"instanceId": gpu1_id, "health": "UNHEALTHY"})
+
         old = [
             i["id"]
             for i in emulator(info, "/_emulator/instances")
@@ -442,10 +462,17 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
             ("unreserve", "ok"),
         ], actions
         assert [r[0] for r in hook.runs] == ["gpu2"] and hook.runs[0][1].returncode == 0
+        assert "Reason=lab-admin: cable check" in node_line("gpu1")
+        assert not [a for a in audit_lines() if a.get("node") == "gpu1"]
         assert on_ctl("scontrol", "show", "reservation").startswith("No reservations")
     finally:
         hook.close()
         podman("exec", f"{NAME}-ctl", "systemctl", "stop", "oci-gpu-repair.timer")
+        emulator(info, "/_emulator/knobs", {"route_errors": {}})
+        for i in emulator(info, "/_emulator/instances"):
+            if i["displayName"] == "gpu1" and i["lifecycleState"] == "RUNNING":
+                emulator(info, "/_emulator/host-health", {"instanceId": i["id"], "health": "HEALTHY"})
+        podman("exec", f"{NAME}-ctl", "scontrol", "update", "NodeName=gpu1", "State=RESUME")
 
 
 def test_remove_drains_takes_the_node_out_and_terminates_it(cluster: dict[str, Any]) -> None:
