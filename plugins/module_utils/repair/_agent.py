@@ -92,9 +92,8 @@ def load_config(path: str) -> dict[str, Any]:
         raise AgentError(f"repair settings {path}: {exc}") from exc
     cfg = dict(CONFIG_DEFAULTS)
     cfg.update(given)
-    for key in ("cluster",):
-        if not cfg.get(key):
-            raise AgentError(f"repair settings {path}: {key} is required")
+    if not cfg.get("cluster"):
+        raise AgentError(f"repair settings {path}: cluster is required")
     if not (cfg.get("oci") or {}).get("compartment_id"):
         raise AgentError(f"repair settings {path}: oci.compartment_id is required")
     try:

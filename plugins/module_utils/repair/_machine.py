@@ -4,7 +4,8 @@
 # Do not use this from other collections or standalone plugins/modules!
 """The repair agent's state machine: one record per node, one pure function per pass.
 
-Pure Python, standard library only. The agent (``repair/_agent.py``) reads Slurm and OCI, calls
+Pure Python: the standard library and ``slurm/_nodestate`` (a reason without slurmctld's stamp, the
+DRAIN flag). The agent (``repair/_agent.py``) reads Slurm and OCI, calls
 :func:`plan_pass`, persists the records it returns **before** it carries out the actions (so a
 crash between the two resumes the same step, with the same instance OCID and the same retry
 token), then carries the actions out in order. The dry run calls the same function.
@@ -59,6 +60,9 @@ import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import bare_reason as _bare
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import drained as _drained
 
 PREFIX = "oci_gpu-repair:"
 HEALTH_PREFIX = "gpu-health:"  # gpu/_health.py REASON_PREFIX: the node check's drains
@@ -158,14 +162,6 @@ def reservation_name(node: str) -> str:
     return RESERVATION_PREFIX + re.sub(r"[^A-Za-z0-9_.-]", "_", node)
 
 
-def _bare(reason: str) -> str:
-    return re.sub(r"\s*\[[^\]\s@]+@[^\]\s]+\]\s*$", "", reason or "").strip()
-
-
-def _drained(node: Mapping[str, Any]) -> bool:
-    return "DRAIN" in (node.get("flags") or [])
-
-
 def _busy(node: Mapping[str, Any]) -> bool:
     """Jobs still run (or finish) on it: ALLOCATED/MIXED, or COMPLETING."""
     return node.get("state") in ("ALLOCATED", "MIXED") or "COMPLETING" in (node.get("flags") or [])
@@ -174,14 +170,6 @@ def _busy(node: Mapping[str, Any]) -> bool:
 def _responding(node: Mapping[str, Any]) -> bool:
     flags = node.get("flags") or []
     return "NOT_RESPONDING" not in flags and node.get("state") not in ("", "UNKNOWN", "DOWN", "FUTURE")
-
-
-def _ours(node: Mapping[str, Any]) -> bool:
-    return _bare(node.get("reason", "")).startswith(PREFIX)
-
-
-def _health_drain(node: Mapping[str, Any]) -> bool:
-    return _drained(node) and _bare(node.get("reason", "")).startswith(HEALTH_PREFIX)
 
 
 def _reason(text: str) -> str:
