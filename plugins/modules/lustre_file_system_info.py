@@ -120,6 +120,7 @@ from ansible.module_utils.basic import AnsibleModule
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._auth import (
     HAS_OCI,
     OciAuthError,
+    list_pages,
     make_client,
     oci,
     oci_auth_argspec,
@@ -183,9 +184,7 @@ def main() -> None:
             items = [client.get_lustre_file_system(p["lustre_file_system_id"]).data]
         else:
             kwargs = {k: p[k] for k in ("display_name", "lifecycle_state") if p[k]}
-            items = oci.pagination.list_call_get_all_results(
-                client.list_lustre_file_systems, compartment_id=p["compartment_id"], **kwargs
-            ).data
+            items = list_pages(client.list_lustre_file_systems, compartment_id=p["compartment_id"], **kwargs)
     except oci.exceptions.ServiceError as exc:
         what = p["lustre_file_system_id"] or f"compartment {p['compartment_id']}"
         module.fail_json(msg=f"reading Lustre file system(s) of {what} failed: {exc.status} {exc.code}: {exc.message}")

@@ -7,7 +7,8 @@ up:   the lab (1 controller+dbd, 1 login node, 1 NFS server standing in for OCI 
       lab nodes) → the dynamic inventory (oci_gpu.cluster.oci) → playbooks/capacity.yml launches the
       2 GPU nodes (8 GPUs each) through the OCI API, as on a tenancy → playbooks/slurm.yml (inputs,
       shared storage by file system OCID, munge, Slurm with accounting) → the lab user →
-      playbooks/validate.yml → a summary. A second run reuses all of it and shows changed=0.
+      playbooks/validate.yml → playbooks/repair.yml (the self-repair agent's timer on the controller,
+      and a dry-run pass) → a summary. A second run reuses all of it and shows changed=0.
 down: stops the lab cloud and removes the lab (the launched nodes with it).
 
 Everything the demo starts is recorded under the lab's state directory and ended by its id.
@@ -205,6 +206,34 @@ def playbook(
     return seconds, [" ".join(ln.split()) for ln in recap]
 
 
+def repair_vars(emu: dict[str, Any]) -> Path:
+    """The repair agent's settings for this lab: the lab cloud's OCI API with its API key (instance
+    principal on OCI), acceptance by the nvidia-smi stand-in on all 8 GPUs (the lab's GPU nodes run
+    no gpu_node health program), the SDK wheels carried from this machine."""
+    import configparser
+
+    region = emu["region"]
+    conf = configparser.ConfigParser()
+    conf.read(emu["config_file"])
+    key = dict(conf["DEFAULT"])
+    settings = {
+        "repair_cluster": LAB,
+        "repair_oci": {
+            "auth_type": "api_key",
+            "region": region,
+            "service_endpoint": emu["node_endpoints"][region],
+            "compartment_id": emu["compartment_id"],
+        },
+        "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
+        "repair_sdk_from": "control_node",
+        "repair_acceptance_command": "nvidia-smi -L",
+        "repair_acceptance_gpus": 8,
+    }
+    path = demo_dir() / "repair-vars.json"
+    path.write_text(json.dumps(settings, indent=1))
+    return path
+
+
 def summary_from(log_path: Path) -> list[str]:
     """The msg lines of validate.yml's last debug task ('Summarise the validation')."""
     text = log_path.read_text()
@@ -293,10 +322,26 @@ def cmd_up(_args: argparse.Namespace) -> int:
     say(f"validation ({s_val:.0f} s):")
     for line in summary_from(demo_dir() / "validate.log"):
         print(f"  - {line}")
+    say("running playbooks/repair.yml (the self-repair agent and its timer on the controller) ...")
+    s_rep, _recap = playbook(inventory, "oci_gpu.cluster.repair", "repair.log", "-e", f"@{repair_vars(emu)}")
+    timer = subprocess.run(
+        ["podman", "exec", ctl, "systemctl", "list-timers", "--no-pager", "oci-gpu-repair.timer"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    plan = subprocess.run(
+        ["podman", "exec", ctl, "/usr/local/sbin/oci-gpu-repair", "--dry-run"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    say(f"repair.yml: {s_rep:.0f} s; the agent's timer and a dry-run pass (what it would do now):")
+    print("  " + "\n  ".join([*timer.splitlines()[:2], (plan.stdout or plan.stderr).strip()]))
     say(
         f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, GPU nodes via the OCI API {s_cap:.0f} s, "
-        f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, "
-        f"validate {s_val:.0f} s). Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
+        f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, validate {s_val:.0f} s, repair agent {s_rep:.0f} s)."
+        f" Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0
 

@@ -70,8 +70,17 @@ def emulator(info: dict[str, Any], path: str, body: dict[str, Any] | None = None
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     labtest.ensure_ready(("trixie",))
     started = time.monotonic()
+    # gpu3 and gpu4 are for the repair test's reboots. One RDMA local block for the lab's GPU nodes:
+    # with two, the cluster would get a topology, and gpu2 (launched without fabric ids) no place in it
     up = labtest.run_lab(
-        "up", "--name", NAME, "--nodes", f"ctl:VM.Standard.E5.Flex,gpu1:{SHAPE}", "--image", "trixie", "--no-build"
+        "up",
+        "--name",
+        NAME,
+        "--nodes",
+        f"ctl:VM.Standard.E5.Flex,gpu1:{SHAPE}@b0,gpu3:{SHAPE}@b0,gpu4:{SHAPE}@b0",
+        "--image",
+        "trixie",
+        "--no-build",
     )
     try:
         assert up.returncode == 0, f"lab up failed:\n{up.stdout}\n{up.stderr}"
@@ -283,11 +292,28 @@ def node_line(name: str) -> str:
     return on_ctl("scontrol", "-o", "show", "node", name)
 
 
+def repair_state() -> dict[str, Any]:
+    path = json.loads(on_ctl("cat", "/etc/oci-gpu-repair/settings.json"))["state_file"]
+    return json.loads(on_ctl("cat", path) or "{}").get("records", {})
+
+
+def instance_of(c: dict[str, Any], name: str) -> str:
+    return next(
+        i["id"]
+        for i in emulator(c["info"], "/_emulator/instances")
+        if i["displayName"] == name and i["lifecycleState"] == "RUNNING"
+    )
+
+
 def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict[str, Any]) -> None:
-    """A GPU fault on gpu2 while it runs a job: drained with the agent's reason, the job completes
-    with every tick, then gpu2 is reported, terminated and relaunched (new OCID, same NodeName and
-    address), joined by the site's add-node path, accepted by a GPU job in a reservation on gpu2
-    only, and back idle; the tick job on gpu1 runs on untouched. Per-step times are printed."""
+    """A GPU fault on gpu2 while it runs a job, and Xid faults on gpu3 and gpu4 at the same moment,
+    with repair_max_concurrent 1. gpu2 first: drained with the agent's reason, its job completes
+    with every tick, then it is reported and terminated; the agent is killed while its relaunch
+    hangs, and the next pass relaunches once (new OCID, same NodeName and address); the site's
+    add-node path joins it, a GPU job in a reservation on gpu2 only accepts it, and it is back idle.
+    gpu3 and gpu4 wait queued meanwhile, then are rebooted (OCI RESET) and accepted one at a time.
+    A maintenance event 10 minutes out drains and reserves gpu3 before its window, and its end
+    returns gpu3. The tick job on gpu1 runs on untouched. Per-step times are printed."""
     import configparser
 
     info, region = cluster["info"], cluster["info"]["region"]
@@ -309,8 +335,9 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
             "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
             "repair_sdk_from": "control_node",
             "repair_interval_s": 3,
-            # straight to a replacement: the reboot path is the state machine's unit tests'
-            "repair_reboot_causes": [],
+            "repair_max_concurrent": 1,
+            # an Xid is rebooted first (gpu3, gpu4); a lost GPU is replaced (gpu2)
+            "repair_reboot_causes": ["gpu-health: xid:"],
             "repair_acceptance_command": "nvidia-smi -L",
             "repair_acceptance_gpus": 8,
             "repair_join_command": [
@@ -379,9 +406,16 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and on_ctl("squeue", "-h", "-j", job, "-o", "%T") != "RUNNING":
             time.sleep(0.5)
-        t0 = time.monotonic()
-        # the health check's drain for a lost GPU, as gpu_node's check writes it
+        rebooted_ids = {n: instance_of(cluster, n) for n in ("gpu3", "gpu4")}
+        # the relaunch will hang until the agent is killed (and never take effect)
+        emulator(info, "/_emulator/knobs", {"route_stall_s": {"LaunchInstance": 90}})
+        t0, t0_wall = time.monotonic(), time.time()
+        # three faults at once, as gpu_node's health check writes them: a lost GPU, two Xids
         on_ctl("scontrol", "update", "NodeName=gpu2", "State=DRAIN", "Reason=gpu-health: gpu_count: 7 of 8 GPUs")
+        for n in ("gpu3", "gpu4"):
+            on_ctl(
+                "scontrol", "update", f"NodeName={n}", "State=DRAIN", "Reason=gpu-health: xid: Xid 79 on PCI:0000:d8:00"
+            )
         steps: dict[str, float] = {}
 
         def wait(label: str, done: Any, limit: float) -> None:
@@ -402,6 +436,16 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
         )
         # the job on gpu2 runs on to its end: never killed
         assert on_ctl("squeue", "-h", "-j", job, "-o", "%T") == "RUNNING"
+        # one slot: gpu3 and gpu4 wait, queued, with the health check's reasons
+        wait(
+            "gpu3 and gpu4 queued",
+            lambda: (
+                repair_state().get("gpu2", {}).get("phase") in ("draining", "drained", "terminating")
+                and [repair_state().get(n, {}).get("phase") for n in ("gpu3", "gpu4")] == ["queued", "queued"]
+            ),
+            20,
+        )
+        assert all("Reason=gpu-health: xid: Xid 79" in node_line(n) for n in ("gpu3", "gpu4"))
         wait("job on gpu2 done", lambda: on_ctl("squeue", "-h", "-j", job, "-o", "%T") == "", 60)
         wait(
             "old instance terminated",
@@ -413,6 +457,11 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
             ),
             120,
         )
+        # the agent is killed between the terminate and the relaunch (its launch request hangs)
+        wait("relaunch hangs", lambda: emulator(info, "/_emulator/stalled").get("LaunchInstance", 0) >= 1, 60)
+        on_ctl("systemctl", "kill", "--signal=SIGKILL", "oci-gpu-repair.service")
+        emulator(info, "/_emulator/knobs", {"route_stall_s": {}})
+        assert repair_state()["gpu2"]["phase"] == "launching" and live(cluster, "gpu2") == []
         wait(
             "relaunched and RUNNING",
             lambda: any(
@@ -432,8 +481,69 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
             240,
         )
         total = time.monotonic() - t0
+
+        def back(n: str) -> bool:
+            return on_ctl("sinfo", "-h", "-n", n, "-o", "%T") == "idle" and any(
+                a["action"] == "unreserve" and a.get("node") == n for a in audit_lines()
+            )
+
+        wait("gpu3 rebooted and back", lambda: back("gpu3"), 180)
+        wait("gpu4 rebooted and back", lambda: back("gpu4"), 180)
         print("repair steps (s from the fault): " + json.dumps({k: round(v) for k, v in steps.items()}))
-        print(f"repair fault to back in service: {total:.0f} s")
+        print(f"repair fault to back in service: {total:.0f} s (gpu2, replaced)")
+        # one node out of service for repair at a time, in the audit log's order
+        out: set[str] = set()
+        for a in audit_lines():
+            if a.get("node") in ("gpu2", "gpu3", "gpu4"):
+                if a["action"] == "unreserve":
+                    out.discard(a["node"])
+                else:
+                    out.add(a["node"])
+                assert len(out) <= 1, f"{sorted(out)} out of service at once: {a}"
+        for n in ("gpu3", "gpu4"):
+            assert [(a["action"], a["result"]) for a in audit_lines() if a.get("node") == n] == [
+                ("drain", "ok"),
+                ("reboot", "ok"),
+                ("reserve", "ok"),
+                ("resume", "ok"),
+                ("accept", "ok"),
+                ("unreserve", "ok"),
+            ]
+        resets = [e for e in emulator(info, "/_emulator/compute-log") if e["event"] == "action"]
+        assert sorted((e["instanceId"], e["action"]) for e in resets) == sorted(
+            (i, "RESET") for i in rebooted_ids.values()
+        )
+        assert {n: instance_of(cluster, n) for n in ("gpu3", "gpu4")} == rebooted_ids
+        launched = [e for e in emulator(info, "/_emulator/compute-log") if e["event"] == "launch"]
+        assert [e["displayName"] for e in launched if e["time"] >= t0_wall] == ["gpu2"]
+
+        # a maintenance event 10 minutes out: gpu3 drained and reserved before its window, then back
+        start = time.time() + 600
+        event = emulator(
+            info,
+            "/_emulator/maintenance",
+            {
+                "instanceId": rebooted_ids["gpu3"],
+                "timeWindowStart": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(start)),
+            },
+        )
+        m0 = time.monotonic()
+        wait(
+            "maintenance: drained", lambda: f"Reason=oci_gpu-repair: maintenance {event['id']}" in node_line("gpu3"), 30
+        )
+        res_line = on_ctl("scontrol", "-o", "show", "reservation", "oci_gpu_repair_gpu3")
+        assert "Nodes=gpu3 " in res_line and "MAINT" in res_line, res_line
+        assert time.time() < start - 500, "not before the window"
+        emulator(info, "/_emulator/maintenance", {"instanceId": event["id"], "lifecycleState": "SUCCEEDED"})
+        wait(
+            "maintenance over: gpu3 back",
+            lambda: (
+                on_ctl("sinfo", "-h", "-n", "gpu3", "-o", "%T") == "idle"
+                and "oci_gpu_repair_gpu3" not in on_ctl("scontrol", "show", "reservation")
+            ),
+            30,
+        )
+        print(f"repair maintenance drain, reserve and return: {time.monotonic() - m0:.0f} s")
 
         new = [
             i["id"]
@@ -468,7 +578,7 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
     finally:
         hook.close()
         podman("exec", f"{NAME}-ctl", "systemctl", "stop", "oci-gpu-repair.timer")
-        emulator(info, "/_emulator/knobs", {"route_errors": {}})
+        emulator(info, "/_emulator/knobs", {"route_errors": {}, "route_stall_s": {}})
         for i in emulator(info, "/_emulator/instances"):
             if i["displayName"] == "gpu1" and i["lifecycleState"] == "RUNNING":
                 emulator(info, "/_emulator/host-health", {"instanceId": i["id"], "health": "HEALTHY"})

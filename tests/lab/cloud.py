@@ -10,7 +10,7 @@ local block, with the GPU stand-ins its shape needs. At boot the node runs its `
 Debian's real cloud-init (NoCloud datasource, seeded at boot from the lab IMDS by
 ``oci-gpu-lab-imds-seed``; cloud-init's Oracle datasource refuses to run in a container, where it
 cannot read the chassis asset tag). ``TerminateInstance`` removes the container and the node's
-record; STOP, START and (SOFT)RESET stop, start and restart it.
+record; STOP, START and (SOFT)RESET stop, start and restart it (a lab node of ``lab up`` too).
 
 Records are written before containers are made and removed after they are gone, so a crash leaves
 a node record with ``cloud_state`` ``launching`` or ``terminating``; ``lab status`` names these and
@@ -254,7 +254,10 @@ class LabHook:
 
     def action(self, region: str, inst: dict[str, Any], action: str) -> None:
         lab = labctl.read_lab(self.lab) or {"nodes": []}
-        node = self._node(lab, inst["id"])
+        # a launched node, or one of the lab's own (its instance is the lab tenancy's, by IMDS id)
+        node = self._node(lab, inst["id"]) or next(
+            (n for n in lab["nodes"] if (n.get("imds") or {}).get("instance", {}).get("id") == inst["id"]), None
+        )
         if node is None:
             return
         container = node["container"]

@@ -397,6 +397,16 @@ class ComputeMixin:
                 return dict(event)
         raise KeyError(f"no instance {instance_id}")
 
+    def update_maintenance(self, event_id: str, **fields: Any) -> dict[str, Any]:
+        """Change a maintenance event (tests, the lab's control path): e.g. ``lifecycleState`` SUCCEEDED."""
+        for r in self.tenancy.regions.values():
+            with r.lock:
+                for event in r.maintenance_events:
+                    if event["id"] == event_id:
+                        event.update(fields)
+                        return dict(event)
+        raise KeyError(f"no maintenance event {event_id}")
+
     # -- instance pools --------------------------------------------------------------------------
     def _pool(self, r: RegionState, pid: str) -> dict[str, Any]:
         pool = next((x for x in r.instance_pools if x["id"] == pid), None)

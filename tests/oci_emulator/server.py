@@ -58,6 +58,9 @@ class Knobs:
         self.addon_failures: dict[str, str] = {}  # add-on name -> addonError message (NEEDS_ATTENTION)
         # operation -> {status, code, message, times?}: answered instead of the call (times: how often)
         self.route_faults: dict[str, dict[str, Any]] = {}
+        # operation -> seconds: the request hangs that long, then is answered 503 without being carried
+        # out (a client killed while waiting: its request never took effect)
+        self.route_stall_s: dict[str, float] = {}
         self.launch_delay_s: float = 0.2  # PROVISIONING -> RUNNING (after the lab hook, if any)
         self.terminate_delay_s: float = 0.2  # TERMINATING -> TERMINATED
         self.action_delay_s: float = 0.2  # STOPPING/STARTING -> STOPPED/RUNNING
@@ -125,6 +128,9 @@ class Emulator(ComputeMixin):
             self.add_key(key_id, pem)
         self.counters: dict[str, dict[str, int]] = {}
         self.counter_lock = threading.Lock()
+        # operation -> requests that began a stall (route_stall_s): a test knows its client now waits
+        self.stalled: dict[str, int] = {}
+        self.stall_lock = threading.Lock()
         # successful Container Engine add-on writes, in order, with the cluster's add-on states at the time
         self.write_log: list[dict[str, Any]] = []
         self.buckets = {r: _Bucket() for r in tenancy.regions}
@@ -279,6 +285,12 @@ class Emulator(ComputeMixin):
             time.sleep(max(0.0, k.latency_s + jitter))
         if not self.buckets[region].take(k.rate_limit_per_s):
             raise ApiError(429, "TooManyRequests", "Too many requests for the tenancy", {"retry-after": "1"})
+        stall = k.route_stall_s.get(op)
+        if stall:
+            with self.stall_lock:
+                self.stalled[op] = self.stalled.get(op, 0) + 1
+            time.sleep(float(stall))
+            raise ApiError(503, "ServiceUnavailable", f"{op} stalled {stall} s and dropped (injected)")
         fault = k.route_faults.get(op)
         if fault:
             times = fault.get("times")
@@ -988,12 +1000,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, out)
         elif path == "/_emulator/compute-log":
             self._send(200, list(em.compute_log))
+        elif path == "/_emulator/stalled":
+            with em.stall_lock:
+                self._send(200, dict(em.stalled))
         elif path in ("/_emulator/host-health", "/_emulator/maintenance") and self.command == "POST":
             try:
                 args = json.loads(body or b"{}")
                 iid = args.pop("instanceId")
                 if path == "/_emulator/host-health":
                     rec = em.set_host_health(iid, args.pop("health"), args.pop("impacted", None))
+                elif iid.startswith("ocid1.instancemaintenanceevent."):  # an existing event: its fields change
+                    rec = em.update_maintenance(iid, **args)
                 else:
                     rec = em.schedule_maintenance(iid, **args)
             except (KeyError, ValueError, TypeError) as exc:

@@ -136,12 +136,27 @@ def to_dict(model: Any) -> Any:
     return oci.util.to_dict(model)
 
 
+def list_pages(method: Any, *args: Any, **kwargs: Any) -> list[Any]:
+    """Every page of a list call, as the SDK's models (a collection answer, ``{items: [...]}``, is
+    unwrapped). Pages here, with the client's own retry strategy only: the SDK's pager
+    (``oci.pagination.list_call_get_all_results``) wraps each page in its default strategy as well,
+    so one 503 became 8 x the client's attempts (measured: 24 requests, 127 s)."""
+    items: list[Any] = []
+    page = None
+    while True:
+        resp = method(*args, page=page, **kwargs) if page else method(*args, **kwargs)
+        data = resp.data
+        if not isinstance(data, list) and hasattr(data, "items"):
+            data = data.items
+        items += list(data)
+        page = resp.next_page
+        if not page:
+            return items
+
+
 def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    """Every page of a list call, as dicts (a collection answer, ``{items: [...]}``, is unwrapped)."""
-    data = oci.pagination.list_call_get_all_results(method, *args, **kwargs).data
-    if not isinstance(data, list) and hasattr(data, "items"):
-        data = data.items
-    return [to_dict(d) for d in data]
+    """Every page of a list call (:func:`list_pages`), as dicts."""
+    return [to_dict(d) for d in list_pages(method, *args, **kwargs)]
 
 
 def run_module(module: Any, run: Any, error_context: str = "") -> None:

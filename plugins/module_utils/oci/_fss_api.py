@@ -44,7 +44,7 @@ class FssApiError(Exception):
 
 
 def _list_all(method: Any, **kwargs: Any) -> list[Any]:
-    return _oci_auth.oci.pagination.list_call_get_all_results(method, **kwargs).data
+    return _oci_auth.list_pages(method, **kwargs)
 
 
 def lookup_exports(p: dict[str, Any]) -> dict[str, Any]:

@@ -10,9 +10,10 @@ One pass (:func:`run_pass`):
    exits at once and does nothing).
 2. Read Slurm's nodes (``scontrol show node``), the acceptance jobs in progress, and the cluster's
    instances (ListInstances in the compartment, only those whose defined tag names this cluster),
-   their compute hosts' health (ListComputeHosts) and maintenance events
-   (ListInstanceMaintenanceEvents). Any read that fails makes the pass incomplete, and an
-   incomplete pass does nothing at all (logged with the reason).
+   their compute hosts' health (ListComputeHosts), maintenance events
+   (ListInstanceMaintenanceEvents) and instance pool members with their cluster networks
+   (ListInstancePools, ListInstancePoolInstances, ListClusterNetworks). Any read that fails makes
+   the pass incomplete, and an incomplete pass does nothing at all (logged with the reason).
 3. :func:`~_machine.plan_pass` with the records from the state file.
 4. Write the new records (atomically: temporary file, fsync, rename) **before** acting, then carry
    out the actions in order. A node's remaining actions are skipped after one of them fails; the
@@ -49,11 +50,11 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth a
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair import _machine
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._reservation import MAINTENANCE_FLAGS
 
 HOST_REPORT_NAMESPACE = "ComputeInstanceHostActions"
 HOST_REPORT_KEY = "CustomerReportedHostStatus"
 HOST_REPORT_VALUE = "unhealthy"
-MAINTENANCE_FLAGS = "MAINT,IGNORE_JOBS"
 
 CONFIG_DEFAULTS: dict[str, Any] = {
     "cluster": None,
@@ -205,43 +206,27 @@ def _duration_s(text: Any, default: float = 4 * 3600) -> float:
     return float(((d * 24 + h) * 60 + mi) * 60 + s)
 
 
-def list_pages(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    """Every page of a list call, with the client's own retry strategy only (the SDK's pager wraps
-    each page in its default strategy as well: 8 x the client's attempts on a 503, minutes)."""
-    items: list[dict[str, Any]] = []
-    page = None
-    while True:
-        resp = method(*args, page=page, **kwargs) if page else method(*args, **kwargs)
-        data = resp.data
-        if not isinstance(data, list) and hasattr(data, "items"):
-            data = data.items
-        items += [_oci_auth.to_dict(d) for d in data]
-        page = resp.next_page
-        if not page:
-            return items
-
-
 def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any], list[str]]:
     """(instances by node name, maintenance events by instance OCID, problems)."""
     compute = clients["compute"]
     comp = cfg["oci"]["compartment_id"]
     problems: list[str] = []
     try:
-        listed = list_pages(compute.list_instances, comp)
+        listed = _oci_auth.list_all(compute.list_instances, comp)
     except Exception as exc:  # any failure to read is a reason to do nothing
         return None, {}, [f"ListInstances: {_short(exc)}"]
     mine = [i for i in listed if _compute.ownership_problem(i, cfg["cluster"], cfg["cluster_tag"]) is None]
     health: dict[str, dict[str, Any]] = {}
     if cfg.get("host_health", True):
         try:
-            for host in list_pages(compute.list_compute_hosts, comp):
+            for host in _oci_auth.list_all(compute.list_compute_hosts, comp):
                 if host.get("instance_id"):
                     health[host["instance_id"]] = host
         except Exception as exc:
             problems.append(f"ListComputeHosts: {_short(exc)}")
     events: dict[str, list[dict[str, Any]]] = {}
     try:
-        for ev in list_pages(compute.list_instance_maintenance_events, comp):
+        for ev in _oci_auth.list_all(compute.list_instance_maintenance_events, comp):
             start = _epoch(ev.get("time_window_start"))
             events.setdefault(ev.get("instance_id") or "", []).append(
                 {
@@ -253,6 +238,23 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
             )
     except Exception as exc:
         problems.append(f"ListInstanceMaintenanceEvents: {_short(exc)}")
+    # pool members are never replaced by the agent (see _machine): which instances are, or nothing
+    pools: dict[str, str] = {}
+    networks: dict[str, str] = {}  # pool OCID -> its cluster network's
+    manage = clients.get("compute_management")
+    try:
+        if manage is None:
+            raise AgentError("no Compute Management client")
+        for cn in _oci_auth.list_all(manage.list_cluster_networks, comp):
+            if cn.get("lifecycle_state") not in ("TERMINATING", "TERMINATED"):
+                networks.update({p["id"]: cn["id"] for p in cn.get("instance_pools") or []})
+        for pool in _oci_auth.list_all(manage.list_instance_pools, comp):
+            if pool.get("lifecycle_state") in ("TERMINATING", "TERMINATED"):
+                continue
+            for member in _oci_auth.list_all(manage.list_instance_pool_instances, comp, pool["id"]):
+                pools[member["id"]] = pool["id"]
+    except Exception as exc:
+        problems.append(f"ListInstancePools: {_short(exc)}")
     by_name: dict[str, list[dict[str, Any]]] = {}
     for inst in mine:
         host = health.get(inst["id"]) or {}
@@ -262,6 +264,8 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
                 "state": inst.get("lifecycle_state"),
                 "health": host.get("health"),
                 "impacted": bool(host.get("has_impacted_components")),
+                "pool": pools.get(inst["id"]),
+                "cluster_network": networks.get(pools.get(inst["id"]) or ""),
             }
         )
     return by_name, events, problems
@@ -332,7 +336,7 @@ class Actor:
             f"Users={self.cfg['acceptance'].get('user') or 'root'}",
             "StartTime=now",
             f"Duration={minutes}",
-            f"Flags={MAINTENANCE_FLAGS}",
+            "Flags=" + ",".join(MAINTENANCE_FLAGS),
         ]
         rc, out, err = self.run(argv, self.cfg["timeout"])
         if rc != 0 and "duplicate" not in (err + out).lower() and "exists" not in (err + out).lower():
@@ -396,17 +400,42 @@ class Actor:
         self._compute().update_instance(instance_id, oci.core.models.UpdateInstanceDetails(defined_tags=tags))
         return f"{HOST_REPORT_NAMESPACE}.{HOST_REPORT_KEY}={HOST_REPORT_VALUE}"
 
+    def _keep_template(self, rec: dict[str, Any], inst: dict[str, Any]) -> None:
+        """What the relaunch needs, read before the instance goes (kept in the record)."""
+        if not rec.get("template"):
+            vnic = _compute.primary_vnic(self._compute(), self.clients["network"], inst) if self.clients else None
+            if not vnic:
+                raise AgentError(f"instance {inst['id']} has no primary VNIC to relaunch from: not terminated")
+            rec["template"] = template_from(inst, vnic)
+
     def terminate(self, node: str, rec: dict[str, Any], instance_id: str) -> str:
         inst = self._owned(instance_id)
         if inst.get("lifecycle_state") in _compute.GONE_STATES:
             return f"{instance_id} already {inst.get('lifecycle_state')}"
-        if not rec.get("template"):
-            vnic = _compute.primary_vnic(self._compute(), self.clients["network"], inst) if self.clients else None
-            if not vnic:
-                raise AgentError(f"instance {instance_id} has no primary VNIC to relaunch from: not terminated")
-            rec["template"] = template_from(inst, vnic)
+        self._keep_template(rec, inst)
         self._compute().terminate_instance(instance_id, preserve_boot_volume=False)
         return f"terminate {instance_id}"
+
+    def detach(self, node: str, rec: dict[str, Any], pool: str, instance_id: str) -> str:
+        """Out of its pool with the pool's size one less (it launches no replacement of its own);
+        OCI terminates the instance (auto-terminate)."""
+        oci = _oci_auth.oci
+        inst = self._owned(instance_id)
+        if inst.get("lifecycle_state") in _compute.GONE_STATES:
+            return f"{instance_id} already {inst.get('lifecycle_state')}"
+        self._keep_template(rec, inst)
+        details = oci.core.models.DetachInstancePoolInstanceDetails(
+            instance_id=instance_id, is_decrement_size=True, is_auto_terminate=True
+        )
+        self.clients["compute_management"].detach_instance_pool_instance(pool, details)
+        return f"detach {instance_id} from pool {pool} (size - 1, terminated by OCI)"
+
+    def attach(self, node: str, rec: dict[str, Any], pool: str, instance_id: str) -> str:
+        oci = _oci_auth.oci
+        self._owned(instance_id)
+        details = oci.core.models.AttachInstancePoolInstanceDetails(instance_id=instance_id)
+        self.clients["compute_management"].attach_instance_pool_instance(pool, details)
+        return f"attach {instance_id} to pool {pool}"
 
     def join(self, node: str, rec: dict[str, Any], instance_id: str) -> str:
         command = self.cfg.get("join_command") or []
@@ -558,6 +587,9 @@ def make_clients(cfg: dict[str, Any]) -> dict[str, Any] | None:
         "compute": _oci_auth.make_client(oci.core.ComputeClient, auth, region=region, endpoint=endpoint, retry=retry),
         "network": _oci_auth.make_client(
             oci.core.VirtualNetworkClient, auth, region=region, endpoint=endpoint, retry=retry
+        ),
+        "compute_management": _oci_auth.make_client(
+            oci.core.ComputeManagementClient, auth, region=region, endpoint=endpoint, retry=retry
         ),
     }
 

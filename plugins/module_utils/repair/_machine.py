@@ -52,6 +52,12 @@ Guards:
   that died after OCI accepted the launch gets the same instance back, never a second one; a live
   instance with the node's name that is not the old one is adopted instead of launching.
 * After ``max_attempts`` failed repairs the node stays drained, with a reason that says so.
+* An instance pool relaunches a member terminated behind its back, under a name of its own: a
+  member is instead detached with the pool shrinking (OCI terminates it), and its relaunch is
+  attached back once RUNNING. A cluster network's pool alone launches its members: such a node is
+  rebooted but never replaced (held drained, saying so).
+* After its own ``RESET`` the agent takes slurmctld's DOWN "Node unexpectedly rebooted" as the node
+  coming back, not as an administrator's change.
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ PREFIX = "oci_gpu-repair:"
 HEALTH_PREFIX = "gpu-health:"  # gpu/_health.py REASON_PREFIX: the node check's drains
 RESERVATION_PREFIX = "oci_gpu_repair_"
 
+# reasons slurmctld writes itself on a node it sets DOWN (never an administrator's)
+SLURMCTLD_DOWN = ("Not responding", "Node unexpectedly rebooted")
 # From draining to accepting a node is out of service because of the agent: these count against
 # max_concurrent. queued, maintenance and failed do not.
 ACTIVE = ("draining", "drained", "rebooting", "terminating", "launching", "joining", "accepting")
@@ -135,10 +143,11 @@ def observation(
 
     ``nodes``: Slurm's nodes (``slurm/_nodestate.parse_show_node``: state, flags, reason,
     slurmd_start). ``instances``: per node name, the cluster's instances that carry it (``id``,
-    ``state``, ``health``, ``impacted``). ``maintenance``: per instance OCID, its events (``id``,
-    ``state``, ``start`` and ``end`` in seconds). ``jobs``: acceptance jobs by id (``state``,
-    ``exit``). A part that could not be read is None, or named in ``problems``: the pass is then
-    incomplete and does nothing.
+    ``state``, ``health``, ``impacted``; ``pool``, ``cluster_network``: the OCIDs of the instance
+    pool it is in and of that pool's cluster network, if any).
+    ``maintenance``: per instance OCID, its events (``id``, ``state``, ``start`` and ``end`` in
+    seconds). ``jobs``: acceptance jobs by id (``state``, ``exit``). A part that could not be read
+    is None, or named in ``problems``: the pass is then incomplete and does nothing.
     """
     missing = [name for name, part in (("Slurm nodes", nodes), ("OCI instances", instances)) if part is None]
     probs = list(problems or []) + [f"{name} could not be read" for name in missing]
@@ -334,7 +343,7 @@ def _start(
         acts = [{"do": "reserve", **res}]
         if not (drained and reason == text):
             acts.insert(0, {"do": "drain", "reason": text})
-        new = _new_record("maintenance", text, now, iid, event_id=event["id"], reservation=res["name"])
+        new = _new_record("maintenance", text, now, iid, reason=text, event_id=event["id"], reservation=res["name"])
         return new, acts, f"maintenance {event['id']} is due: drained and reserved before its window"
     if cause is None:
         return None
@@ -409,9 +418,11 @@ def _step(
     # An administrator takes over by resuming the node or giving it another reason; the phases in
     # which the agent itself has resumed the node (accepting) are judged by the acceptance instead.
     if phase in ("draining", "drained", "rebooting", "terminating", "launching", "joining", "maintenance"):
-        # slurmctld may set "Not responding" on a node it marks DOWN while its instance is away
-        replaced = reason != rec.get("reason") and not reason.startswith("Not responding")
-        if rec.get("confirmed") and (not drained or replaced):
+        # slurmctld's own reasons for a node it marks DOWN while its instance is away or has rebooted
+        # are not an administrator's; with them the node may even have lost its drain flag
+        slurmctlds = node.get("state") == "DOWN" and reason.startswith(SLURMCTLD_DOWN)
+        replaced = reason != rec.get("reason") and not reason.startswith(SLURMCTLD_DOWN)
+        if rec.get("confirmed") and ((not drained and not slurmctlds) or replaced):
             acts = [{"do": "unreserve", "name": rec["reservation"]}] if rec.get("reservation") else []
             return None, acts, "released: an administrator resumed the node or changed its reason"
         if not rec.get("confirmed"):
@@ -458,15 +469,32 @@ def _step(
                 [{"do": "launch", "token": token, "old_instance_id": iid}],
                 "no live instance: relaunch",
             )
-        acts = [
-            {"do": "report_host", "instance_id": iid, "text": cause[:256]},
-            {"do": "terminate", "instance_id": iid},
-        ]
-        new = _enter(rec, "terminating", now, instance_id=iid, slurmd_start=node.get("slurmd_start", ""))
-        return new, acts, f"replace {iid}: reported and terminated"
+        pool = inst.get("pool")
+        if pool and inst.get("cluster_network"):
+            # a cluster network's pool alone launches its members (the RDMA fabric): held, and said
+            why = (
+                f"instance {iid} is in cluster network {inst['cluster_network']} (pool {pool}), "
+                "whose members only the pool launches: replace it there"
+            )
+            text = _reason(f"gave up: {why}")
+            new = _enter(rec, "failed", now, reason=text, last_error=why, confirmed=False)
+            return new, [{"do": "drain", "reason": text}], f"gave up: {why}"
+        # A pool relaunches a member terminated behind its back, under a name of its own: a member
+        # is detached with the pool shrinking (OCI terminates it), and the relaunch attached back.
+        gone = {"do": "detach", "pool": pool, "instance_id": iid} if pool else {"do": "terminate", "instance_id": iid}
+        acts = [{"do": "report_host", "instance_id": iid, "text": cause[:256]}, gone]
+        new = _enter(rec, "terminating", now, instance_id=iid, slurmd_start=node.get("slurmd_start", ""), pool=pool)
+        return new, acts, f"replace {iid}: reported and " + (f"detached from pool {pool}" if pool else "terminated")
 
     if phase == "rebooting":
-        back = _responding(node) and node.get("slurmd_start") and node.get("slurmd_start") != rec.get("slurmd_start")
+        # slurmctld marks a node that rebooted without `scontrol reboot` DOWN ("Node unexpectedly
+        # rebooted"): registered again is what counts, and the acceptance's resume clears the DOWN
+        registered = "NOT_RESPONDING" not in (node.get("flags") or []) and node.get("state") not in (
+            "",
+            "UNKNOWN",
+            "FUTURE",
+        )
+        back = registered and node.get("slurmd_start") and node.get("slurmd_start") != rec.get("slurmd_start")
         if back:
             return _accept(name, rec, now)
         if age >= float(s["reboot_timeout_s"]):
@@ -478,6 +506,9 @@ def _step(
         if inst is not None and inst.get("id") == iid:
             if inst.get("state") == "TERMINATING":
                 return rec, [], f"waits for {iid} to terminate"
+            if inst.get("pool"):  # never terminated while a pool would relaunch it
+                acts = [{"do": "detach", "pool": inst["pool"], "instance_id": iid}]
+                return rec, acts, f"{iid} still in pool {inst['pool']}: detach again"
             return rec, [{"do": "terminate", "instance_id": iid}], f"{iid} still {inst.get('state')}: terminate again"
         if inst is not None:  # another instance carries the name: adopt it, never terminate it
             return _enter(rec, "joining", now, new_instance_id=inst.get("id")), [], f"adopts {inst.get('id')}"
@@ -504,14 +535,22 @@ def _step(
                 return _fail(rec, f"instance {new_id} gone before joining", s, now)
             return rec, [], f"waits for instance {new_id}"
         registered = _responding(node) and node.get("slurmd_start") not in ("", rec.get("slurmd_start"))
+        # back into the old instance's pool, each pass until the pool lists it
+        attach = (
+            [{"do": "attach", "pool": rec["pool"], "instance_id": new_id}]
+            if rec.get("pool") and inst.get("state") == "RUNNING" and inst.get("pool") != rec["pool"]
+            else []
+        )
+        if attach and registered:
+            return rec, attach, f"attach {new_id} to pool {rec['pool']}"
         if inst.get("state") != "RUNNING" or not registered:
             if age >= float(s["join_timeout_s"]):
                 return _fail(rec, f"{new_id} did not join Slurm in {s['join_timeout_s']} s", s, now)
             if inst.get("state") == "RUNNING" and not rec.get("join_sent"):
                 # the site's join (its add-node path), once per instance; a node that joins by itself
                 # (cloud-init, configless) needs no command, and the action says so
-                return dict(rec, join_sent=now), [{"do": "join", "instance_id": new_id}], f"join {new_id}"
-            return rec, [], f"waits for {new_id} to join ({inst.get('state')})"
+                return dict(rec, join_sent=now), [*attach, {"do": "join", "instance_id": new_id}], f"join {new_id}"
+            return rec, attach, f"waits for {new_id} to join ({inst.get('state')})"
         return _accept(name, dict(rec, instance_id=new_id), now)
 
     if phase == "accepting":

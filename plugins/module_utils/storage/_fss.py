@@ -129,7 +129,7 @@ def read_exports(
 ) -> list[dict[str, Any]]:
     """Exports of a file system and/or a mount target, with the mount target's private IP.
 
-    ``list_all(method, **kwargs)`` pages a list call (``oci.pagination.list_call_get_all_results``).
+    ``list_all(method, **kwargs)`` pages a list call (``oci/_auth.list_pages``).
     """
     if not (file_system_id or mount_target_id):
         raise FssError("give file_system_id or mount_target_id")

@@ -244,6 +244,23 @@ def test_host_health_and_maintenance_events_are_knobs(cloud: dict) -> None:
     assert [(e.instance_id, e.lifecycle_state, e.maintenance_reason) for e in events] == [
         (inst.id, "SCHEDULED", "HARDWARE_REPLACEMENT")
     ]
+    cloud["em"].update_maintenance(events[0].id, lifecycleState="SUCCEEDED")
+    events = compute.list_instance_maintenance_events(cloud["comp"], instance_id=inst.id).data
+    assert [e.lifecycle_state for e in events] == ["SUCCEEDED"]
+    with pytest.raises(KeyError):
+        cloud["em"].update_maintenance("ocid1.instancemaintenanceevent.oc1..none", lifecycleState="SUCCEEDED")
+
+
+def test_a_stalled_launch_answers_503_late_and_launches_nothing(cloud: dict) -> None:
+    compute = cloud["client"]()
+    cloud["em"].knobs.update(route_stall_s={"LaunchInstance": 0.3})
+    before = len(cloud["r"].instances)
+    started = time.monotonic()
+    with pytest.raises(oci.exceptions.ServiceError) as err:
+        compute.launch_instance(details(cloud))
+    assert err.value.status == 503 and time.monotonic() - started >= 0.3
+    assert len(cloud["r"].instances) == before and cloud["em"].stalled == {"LaunchInstance": 1}
+    assert not [c for c in cloud["em"].compute_hook.calls if c[0] == "launch"]
 
 
 def test_pools_resize_attach_and_detach_with_auto_terminate(cloud: dict) -> None:

@@ -264,6 +264,76 @@ def test_oci_unreachable_means_nothing_is_done_and_the_log_says_why(lab: dict) -
     assert events(lab, "terminate") == []
 
 
+def _pool(lab: dict, *members: str) -> dict[str, Any]:
+    pool = {
+        "id": "ocid1.instancepool.oc1..lab-gpu",
+        "compartmentId": lab["comp"],
+        "displayName": "lab-gpu-pool",
+        "lifecycleState": "RUNNING",
+        "size": len(members),
+        "_instanceIds": [lab["ids"][m] for m in members],
+    }
+    lab["region"].instance_pools.append(pool)
+    lab["region"].by_id[pool["id"]] = pool
+    return pool
+
+
+def test_a_pool_member_is_detached_relaunched_and_attached_back_and_an_unread_pool_does_nothing(lab: dict) -> None:
+    """OCI relaunches a pool's member terminated behind its back: gpu3 leaves its pool with the size
+    one less (OCI terminates it), and its relaunch joins the pool again - one instance, never two."""
+    slurm, old = lab["slurm"], lab["ids"]["gpu3"]
+    pool = _pool(lab, "gpu3")
+    slurm.nodes["gpu3"].update(flags=["DRAIN"], reason="gpu-health: fabric: nvidia-imex is not running")
+    lab["em"].knobs.update(route_errors={"ListInstancePoolInstances": 503})
+    out = one_pass(lab, 1_000_000.0)
+    assert out["results"] == [] and "ListInstancePools: 503" in out["skipped"]
+    lab["em"].knobs.update(route_errors={})
+    t = 1_000_060.0
+    one_pass(lab, t)  # draining
+    one_pass(lab, t + 60)  # drained: reported, detached (size - 1, auto-terminate)
+    detach = events(lab, "pool-detach")
+    assert [(e["instanceId"], e["isDecrementSize"], e["isAutoTerminate"]) for e in detach] == [(old, True, True)]
+    assert events(lab, "terminate") == [] and pool["size"] == 0
+    assert instance(lab, old)["lifecycleState"] == "TERMINATED"
+    one_pass(lab, t + 120)  # gone: relaunched standalone, same name
+    new = events(lab, "launch")[-1]["instanceId"]
+    assert instance(lab, new)["displayName"] == "gpu3"
+    one_pass(lab, t + 180)  # launched -> joining
+    one_pass(lab, t + 240)  # RUNNING: attached back to the pool, the site's join run
+    assert [e["instanceId"] for e in events(lab, "pool-attach")] == [new]
+    assert pool["_instanceIds"] == [new] and pool["size"] == 1
+    assert [a["action"] for a in audit(lab) if a.get("node") == "gpu3"] == [
+        "drain",
+        "report_host",
+        "detach",
+        "launch",
+        "attach",
+        "join",
+    ]
+
+
+def test_a_cluster_networks_member_is_rebooted_but_never_replaced(lab: dict) -> None:
+    slurm, region = lab["slurm"], lab["region"]
+    pool = _pool(lab, "gpu3")
+    region.cluster_networks.append(
+        {
+            "id": "ocid1.clusternetwork.oc1..lab",
+            "compartmentId": lab["comp"],
+            "displayName": "lab-cn",
+            "lifecycleState": "RUNNING",
+            "instancePools": [pool["id"]],
+        }
+    )
+    slurm.nodes["gpu3"].update(flags=["DRAIN"], reason="gpu-health: fabric: nvidia-imex is not running")
+    one_pass(lab, 1_000_000.0)  # draining
+    one_pass(lab, 1_000_060.0)  # drained: held, with the reason saying why
+    assert events(lab, "terminate") == [] and events(lab, "pool-detach") == [] and events(lab, "host-report") == []
+    assert records(lab)["gpu3"]["phase"] == "failed"
+    assert slurm.nodes["gpu3"]["reason"].startswith(
+        f"{R} gave up: instance {lab['ids']['gpu3']} is in cluster network ocid1.clusternetwork.oc1..lab"
+    )
+
+
 def test_killed_after_oci_took_the_launch_the_next_pass_adopts_and_launches_nothing(lab: dict, monkeypatch) -> None:
     slurm, old = lab["slurm"], lab["ids"]["gpu1"]
     slurm.nodes["gpu1"].update(flags=["DRAIN"], reason="gpu-health: fabric: nvidia-imex is not running")
@@ -338,7 +408,7 @@ def test_a_maintenance_event_drains_and_reserves_the_node_before_its_window(lab:
     slurm, em = lab["slurm"], lab["em"]
     now = float(int(time.time()))
     start = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now + 600))
-    em.schedule_maintenance(lab["ids"]["gpu3"], timeWindowStart=start, startWindowDuration="PT2H")
+    ev = em.schedule_maintenance(lab["ids"]["gpu3"], timeWindowStart=start, startWindowDuration="PT2H")
     slurm.nodes["gpu3"]["state"] = "MIXED"
     one_pass(lab, now)
     assert "DRAIN" in slurm.nodes["gpu3"]["flags"]
@@ -346,6 +416,11 @@ def test_a_maintenance_event_drains_and_reserves_the_node_before_its_window(lab:
     assert slurm.reservations == {"oci_gpu_repair_gpu3": ["gpu3"]}
     create = next(w for w in slurm.writes if w[1:3] == ["create", "reservation"])
     assert create[-2:] == ["Duration=131", "Flags=MAINT,IGNORE_JOBS"]  # 10 min + 2 h, and one more
+    one_pass(lab, now + 60)  # waits for the window
+    assert "DRAIN" in slurm.nodes["gpu3"]["flags"] and records(lab)["gpu3"]["phase"] == "maintenance"
+    em.update_maintenance(ev["id"], lifecycleState="SUCCEEDED")
+    one_pass(lab, now + 120)  # over: the reservation goes, the node is back
+    assert slurm.reservations == {} and slurm.nodes["gpu3"]["flags"] == [] and records(lab) == {}
 
 
 def test_the_dry_run_plans_what_the_real_pass_does_and_changes_nothing(lab: dict) -> None:

@@ -321,6 +321,22 @@ def test_a_reboot_cures_an_xid_first_and_waits_for_slurmd():
     assert out["records"]["gpu1"]["phase"] == "accepting"
 
 
+@pytest.mark.parametrize(
+    "back",
+    [
+        # slurmctld marks a node that rebooted without `scontrol reboot` DOWN; the drain and reason stay
+        slurm("DOWN", ["DRAIN"], OURS, start="2026-12-05T10:07:00"),
+        # a node that had lost its drain reason gets slurmctld's own text
+        slurm("DOWN", [], "Node unexpectedly rebooted boot_time=1765015620 last response=1765015600", start="x2"),
+    ],
+)
+def test_slurmctlds_unexpected_reboot_mark_is_the_reboot_coming_back(back):
+    records = {"gpu1": rec("rebooting", rebooted=True, slurmd_start="2026-12-05T10:00:00", since=NOW - 60)}
+    out = run(records, seen({"gpu1": back}))
+    assert [a["do"] for a in out["actions"]] == ["reserve", "resume", "accept"]
+    assert out["records"]["gpu1"]["phase"] == "accepting"
+
+
 def test_no_slurmd_after_the_reboot_timeout_means_replace():
     records = {"gpu1": rec("rebooting", rebooted=True, slurmd_start="2026-12-05T10:00:00", since=NOW - 900)}
     node = slurm("DOWN", ["DRAIN", "NOT_RESPONDING"], OURS)
@@ -331,6 +347,61 @@ def test_no_slurmd_after_the_reboot_timeout_means_replace():
 
 
 # -- replace ----------------------------------------------------------------------------------------
+POOL = "ocid1.instancepool.oc1..p"
+
+
+def test_a_cluster_networks_pool_member_is_held_drained_never_terminated():
+    records = {"gpu1": rec("drained")}
+    pooled = dict(inst(OLD), pool=POOL, cluster_network="ocid1.clusternetwork.oc1..cn")
+    out = run(records, seen({"gpu1": DRAINED_OURS}, {"gpu1": [pooled]}), reboot_causes=[])
+    why = (
+        f"instance {OLD} is in cluster network ocid1.clusternetwork.oc1..cn (pool {POOL}), "
+        "whose members only the pool launches: replace it there"
+    )
+    assert out["actions"] == [{"node": "gpu1", "do": "drain", "reason": f"{R} gave up: {why}"[:200]}]
+    assert out["records"]["gpu1"]["phase"] == "failed" and out["records"]["gpu1"]["last_error"] == why
+    # a reboot is still tried first for a cause a reboot cures: the pool keeps the instance
+    cause = "gpu-health: xid: Xid 79 on PCI:0000:d8:00"
+    records = {"gpu1": rec("drained", cause=cause, reason=f"{R} {cause}")}
+    node = slurm("IDLE", ["DRAIN"], f"{R} {cause}")
+    out = run(records, seen({"gpu1": node}, {"gpu1": [pooled]}))
+    assert out["actions"] == [{"node": "gpu1", "do": "reboot", "instance_id": OLD}]
+
+
+def test_a_pool_member_is_detached_relaunched_and_attached_back_to_its_pool():
+    down = slurm("DOWN", ["DRAIN", "NOT_RESPONDING"], OURS)
+    member = dict(inst(OLD), pool=POOL)
+    # detached with the pool shrinking (the pool launches no replacement of its own), OCI terminates it
+    out = run({"gpu1": rec("drained")}, seen({"gpu1": DRAINED_OURS}, {"gpu1": [member]}), reboot_causes=[])
+    assert out["actions"] == [
+        {"node": "gpu1", "do": "report_host", "instance_id": OLD, "text": "gpu-health: gpu_count: 7 of 8 GPUs"},
+        {"node": "gpu1", "do": "detach", "pool": POOL, "instance_id": OLD},
+    ]
+    records = out["records"]
+    assert (records["gpu1"]["phase"], records["gpu1"]["pool"]) == ("terminating", POOL)
+    # still a member (the detach failed): detached again, never terminated behind the pool's back
+    out = run(records, seen({"gpu1": down}, {"gpu1": [member]}), NOW + 30)
+    assert out["actions"] == [{"node": "gpu1", "do": "detach", "pool": POOL, "instance_id": OLD}]
+    # out of the pool but still running: an ordinary terminate
+    out = run(records, seen({"gpu1": down}, {"gpu1": [inst(OLD)]}), NOW + 60)
+    assert out["actions"] == [{"node": "gpu1", "do": "terminate", "instance_id": OLD}]
+    out = run(records, seen({"gpu1": down}, {"gpu1": []}), NOW + 90)
+    assert [a["do"] for a in out["actions"]] == ["launch"]
+    out = run(out["records"], seen({"gpu1": down}, {"gpu1": [inst(NEW, "PROVISIONING")]}), NOW + 120)
+    assert out["records"]["gpu1"]["phase"] == "joining" and out["actions"] == []
+    # RUNNING: attached to the pool again (each pass until the pool lists it), and joined once
+    out = run(out["records"], seen({"gpu1": down}, {"gpu1": [inst(NEW)]}), NOW + 150)
+    assert out["actions"] == [
+        {"node": "gpu1", "do": "attach", "pool": POOL, "instance_id": NEW},
+        {"node": "gpu1", "do": "join", "instance_id": NEW},
+    ]
+    out = run(out["records"], seen({"gpu1": down}, {"gpu1": [inst(NEW)]}), NOW + 180)
+    assert out["actions"] == [{"node": "gpu1", "do": "attach", "pool": POOL, "instance_id": NEW}]
+    back = slurm("IDLE", ["DRAIN"], OURS, start="2026-12-05T11:00:00")
+    out = run(out["records"], seen({"gpu1": back}, {"gpu1": [dict(inst(NEW), pool=POOL)]}), NOW + 210)
+    assert [a["do"] for a in out["actions"]] == ["reserve", "resume", "accept"]
+
+
 def test_a_fault_no_reboot_cures_is_reported_then_terminated_by_the_recorded_ocid():
     cause = "gpu-health: fabric: nvidia-imex is not running"
     node = slurm("IDLE", ["DRAIN"], f"{R} {cause}")
@@ -502,6 +573,21 @@ def test_after_maintenance_the_node_is_resumed_and_unreserved():
     out = run(records, seen({"gpu1": node}, maintenance={OLD: [event("STARTED")]}))
     assert out["actions"] == []
     out = run(records, seen({"gpu1": node}, maintenance={OLD: [event("SUCCEEDED")]}))
+    assert out["actions"] == [
+        {"node": "gpu1", "do": "unreserve", "name": "oci_gpu_repair_gpu1"},
+        {"node": "gpu1", "do": "resume"},
+    ]
+    assert out["records"] == {}
+
+
+def test_a_maintenance_record_from_its_first_pass_waits_then_returns_the_node():
+    """Chained from the record the first pass makes (no hand-made record): confirmed, waits, returns."""
+    first = run({}, seen({"gpu1": slurm("IDLE")}, maintenance={OLD: [event()]}))
+    reason = f"{R} maintenance ocid1.instancemaintenanceevent.x from {int(NOW + 600)}"
+    node = slurm("IDLE", ["DRAIN", "MAINT", "RESERVED"], reason + " [root@2026-12-05T10:01:00]")
+    out = run(first["records"], seen({"gpu1": node}, maintenance={OLD: [event()]}), NOW + 3)
+    assert out["actions"] == [] and out["records"]["gpu1"]["confirmed"] is True
+    out = run(out["records"], seen({"gpu1": node}, maintenance={OLD: [event("SUCCEEDED")]}), NOW + 6)
     assert out["actions"] == [
         {"node": "gpu1", "do": "unreserve", "name": "oci_gpu_repair_gpu1"},
         {"node": "gpu1", "do": "resume"},
