@@ -6,9 +6,11 @@ up:   the lab (1 controller+dbd, 1 login node, 1 NFS server standing in for OCI 
       the lab cloud (the OCI API emulator serving that lab as a tenancy, whose LaunchInstance makes
       lab nodes) → the dynamic inventory (oci_gpu.cluster.oci) → playbooks/capacity.yml launches the
       2 GPU nodes (8 GPUs each) through the OCI API, as on a tenancy → playbooks/slurm.yml (inputs,
-      shared storage by file system OCID, munge, Slurm with accounting) → the lab user →
-      playbooks/validate.yml → playbooks/repair.yml (the self-repair agent's timer on the controller,
-      and a dry-run pass) → a summary. A second run reuses all of it and shows changed=0.
+      shared storage by file system OCID, the gpu_node role on the GPU nodes, munge, Slurm with
+      accounting and the GPU health check; a line per play as it starts) → the lab user →
+      playbooks/validate.yml → each GPU node's readiness (tests/demo/readiness.yml) →
+      playbooks/repair.yml (the self-repair agent's timer on the controller, and a dry-run pass) →
+      a summary. A second run reuses all of it and shows changed=0.
 down: stops the lab cloud and removes the lab (the launched nodes with it).
 
 Everything the demo starts is recorded under the lab's state directory and ended by its id.
@@ -154,10 +156,21 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         "# The lab's own key and known_hosts: the one difference from a real tenancy.\n"
         f"ansible_ssh_common_args: -F {lab_dir() / 'ssh_config'}\n"
     )
-    for name in ("slurm.yml", "lab.yml"):
+    # gpu_node.yml: where the lab's GPU stand-ins sit (RDMA NIC names, the Xid log)
+    for name in ("slurm.yml", "lab.yml", "gpu_node.yml"):
         link = inv / "group_vars" / "all" / name
         if not link.is_symlink():
             link.symlink_to(REPO / "inventories" / "lab" / "group_vars" / "all" / name)
+    # the GPU nodes run the gpu_node role (checks, nccl.conf, the health program) and every slurmd
+    # runs its health check, as a site with GPU nodes would set it
+    (inv / "group_vars" / "slurm_compute.yml").write_text(
+        "---\n# Written by `make demo`: GPU node checks, nccl.conf and the health program before slurmd.\n"
+        "gpu_node_enabled: true\n"
+    )
+    (inv / "group_vars" / "all" / "health.yml").write_text(
+        "---\n# Written by `make demo`: slurm.conf is the same on every host; slurmd runs the check.\n"
+        "slurm_health_check_program: /usr/local/sbin/oci-gpu-health\n"
+    )
     tenancy = json.loads((cloud.cloud_dir(LAB) / "tenancy.json").read_text())
     fs = {f["displayName"]: f["id"] for f in tenancy["regions"][region]["fileSystems"]}
     storage = {
@@ -179,37 +192,45 @@ RECAP_RE = re.compile(r"^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+
 
 
 def playbook(
-    inventory: Path, target: str, log_name: str, *extra: str, current: bool = False
+    inventory: Path, target: str, log_name: str, *extra: str, current: bool = False, progress: bool = False
 ) -> tuple[float, list[str]]:
     """Run one playbook, its output to a log; return (seconds, recap lines). Fails loudly.
-    ``current``: with this checkout's collection even where DEMO_COLLECTIONS_PATH names another."""
+    ``current``: with this checkout's collection even where DEMO_COLLECTIONS_PATH names another.
+    ``progress``: print a line as each play starts (its name and the seconds so far)."""
     log_path = demo_dir() / log_name
     start = time.monotonic()
     run_env = env()
     if current:
         run_env["ANSIBLE_COLLECTIONS_PATH"] = str(REPO / "build" / "collections")
     with open(log_path, "w") as log:
-        res = subprocess.run(
+        proc = subprocess.Popen(
             ["ansible-playbook", "-i", str(inventory), target, *extra],
             cwd=REPO,
             env=run_env,
-            stdout=log,
+            stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            check=False,
+            text=True,
         )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            log.write(line)
+            if progress and line.startswith("PLAY [") and not line.startswith("PLAY RECAP"):
+                play = line[len("PLAY [") :].split("] ", 1)[0].rstrip("]*")
+                print(f"  {time.monotonic() - start:4.0f} s  {play}", flush=True)
+        returncode = proc.wait()
     seconds = time.monotonic() - start
     text = log_path.read_text()
     recap = [ln for ln in text.split("PLAY RECAP")[-1].splitlines()[1:] if RECAP_RE.match(ln.strip())]
-    if res.returncode != 0:
+    if returncode != 0:
         print(text[-6000:])
-        raise SystemExit(f"demo: {target} failed (exit {res.returncode}); full log: {log_path}")
+        raise SystemExit(f"demo: {target} failed (exit {returncode}); full log: {log_path}")
     return seconds, [" ".join(ln.split()) for ln in recap]
 
 
 def repair_vars(emu: dict[str, Any]) -> Path:
     """The repair agent's settings for this lab: the lab cloud's OCI API with its API key (instance
-    principal on OCI), acceptance by the nvidia-smi stand-in on all 8 GPUs (the lab's GPU nodes run
-    no gpu_node health program), the SDK wheels carried from this machine."""
+    principal on OCI), acceptance by the GPU health check (the default) on all 8 GPUs, the SDK
+    wheels carried from this machine."""
     import configparser
 
     region = emu["region"]
@@ -226,7 +247,6 @@ def repair_vars(emu: dict[str, Any]) -> Path:
         },
         "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
         "repair_sdk_from": "control_node",
-        "repair_acceptance_command": "nvidia-smi -L",
         "repair_acceptance_gpus": 8,
     }
     path = demo_dir() / "repair-vars.json"
@@ -298,8 +318,8 @@ def cmd_up(_args: argparse.Namespace) -> int:
     )
     say(f"dynamic inventory {inventory} ({time.monotonic() - t_inv:.1f} s):")
     print("  " + "\n  ".join(inventory_table(listing)))
-    say("running playbooks/slurm.yml (inputs → shared storage → munge → Slurm) ...")
-    s_site, recap = playbook(inventory, "oci_gpu.cluster.slurm", "slurm.log")
+    say("running playbooks/slurm.yml (inputs → shared storage → GPU nodes → munge → Slurm) ...")
+    s_site, recap = playbook(inventory, "oci_gpu.cluster.slurm", "slurm.log", progress=True)
     changed = sum(int(RECAP_RE.match(r).group(3)) for r in recap if RECAP_RE.match(r))
     say(f"slurm.yml: {s_site:.0f} s, changed={changed} in all")
     print("  " + "\n  ".join(recap))
@@ -322,8 +342,15 @@ def cmd_up(_args: argparse.Namespace) -> int:
     say(f"validation ({s_val:.0f} s):")
     for line in summary_from(demo_dir() / "validate.log"):
         print(f"  - {line}")
+    s_ready, _recap = playbook(inventory, str(REPO / "tests" / "demo" / "readiness.yml"), "readiness.log")
+    say("GPU node readiness (the gpu_node role's checks, read again; the health check in check-only mode):")
+    for line in (demo_dir() / "readiness.log").read_text().splitlines():
+        if '"msg": "readiness ' in line:
+            print("  " + line.split('"msg": "readiness ', 1)[1].rstrip('"'))
     say("running playbooks/repair.yml (the self-repair agent and its timer on the controller) ...")
-    s_rep, _recap = playbook(inventory, "oci_gpu.cluster.repair", "repair.log", "-e", f"@{repair_vars(emu)}")
+    s_rep, _recap = playbook(
+        inventory, "oci_gpu.cluster.repair", "repair.log", "-e", f"@{repair_vars(emu)}", progress=True
+    )
     timer = subprocess.run(
         ["podman", "exec", ctl, "systemctl", "list-timers", "--no-pager", "oci-gpu-repair.timer"],
         capture_output=True,
@@ -340,7 +367,8 @@ def cmd_up(_args: argparse.Namespace) -> int:
     print("  " + "\n  ".join([*timer.splitlines()[:2], (plan.stdout or plan.stderr).strip()]))
     say(
         f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, GPU nodes via the OCI API {s_cap:.0f} s, "
-        f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, validate {s_val:.0f} s, repair agent {s_rep:.0f} s)."
+        f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, validate {s_val:.0f} s, readiness {s_ready:.0f} s, "
+        f"repair agent {s_rep:.0f} s)."
         f" Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0
