@@ -334,7 +334,7 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
             },
             "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
             "repair_sdk_from": "control_node",
-            "repair_interval_s": 3,
+            "repair_interval_s": 2,
             "repair_max_concurrent": 1,
             # an Xid is rebooted first (gpu3, gpu4); a lost GPU is replaced (gpu2)
             "repair_reboot_causes": ["gpu-health: xid:"],
