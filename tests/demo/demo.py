@@ -231,22 +231,8 @@ def repair_vars(emu: dict[str, Any]) -> Path:
     """The repair agent's settings for this lab: the lab cloud's OCI API with its API key (instance
     principal on OCI), acceptance by the GPU health check (the default) on all 8 GPUs, the SDK
     wheels carried from this machine."""
-    import configparser
-
-    region = emu["region"]
-    conf = configparser.ConfigParser()
-    conf.read(emu["config_file"])
-    key = dict(conf["DEFAULT"])
     settings = {
-        "repair_cluster": LAB,
-        "repair_oci": {
-            "auth_type": "api_key",
-            "region": region,
-            "service_endpoint": emu["node_endpoints"][region],
-            "compartment_id": emu["compartment_id"],
-        },
-        "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
-        "repair_sdk_from": "control_node",
+        **cloud.repair_settings(emu, LAB),
         "repair_acceptance_gpus": 8,
     }
     path = demo_dir() / "repair-vars.json"

@@ -27,6 +27,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lab"))
 
+import cloud  # noqa: E402
 import labtest  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
@@ -314,26 +315,13 @@ def test_the_repair_agent_replaces_a_faulted_node_and_loses_no_job(cluster: dict
     gpu3 and gpu4 wait queued meanwhile, then are rebooted (OCI RESET) and accepted one at a time.
     A maintenance event 10 minutes out drains and reserves gpu3 before its window, and its end
     returns gpu3. The tick job on gpu1 runs on untouched. Per-step times are printed."""
-    import configparser
-
     info, region = cluster["info"], cluster["info"]["region"]
-    node_endpoint = info["node_endpoints"][region]
-    gateway = node_endpoint.split("//", 1)[1].rsplit(":", 1)[0]
-    conf = configparser.ConfigParser()
-    conf.read(info["config_file"])
-    key = dict(conf["DEFAULT"])
+    gateway = info["node_endpoints"][region].split("//", 1)[1].rsplit(":", 1)[0]
+    key = cloud.repair_settings(info, NAME)["repair_oci_api_key"]
     hook = JoinHook(cluster, gateway)
     try:
         settings = {
-            "repair_cluster": NAME,
-            "repair_oci": {
-                "auth_type": "api_key",
-                "region": region,
-                "service_endpoint": node_endpoint,
-                "compartment_id": info["compartment_id"],
-            },
-            "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
-            "repair_sdk_from": "control_node",
+            **cloud.repair_settings(info, NAME),
             "repair_interval_s": 2,
             "repair_max_concurrent": 1,
             # an Xid is rebooted first (gpu3, gpu4); a lost GPU is replaced (gpu2)

@@ -70,6 +70,29 @@ def cloud_info(lab: str) -> dict[str, Any] | None:
     return info if b"cloud.py" in cmdline else None
 
 
+def repair_settings(info: dict[str, Any], cluster: str) -> dict[str, Any]:
+    """The repair role's variables that point its agent at this lab cloud: the OCI API the nodes
+    reach, with the lab's API key (instance principal on OCI), and the SDK wheels carried from the
+    host (lab nodes have no PyPI of their own)."""
+    import configparser
+
+    region = info["region"]
+    conf = configparser.ConfigParser()
+    conf.read(info["config_file"])
+    key = dict(conf["DEFAULT"])
+    return {
+        "repair_cluster": cluster,
+        "repair_oci": {
+            "auth_type": "api_key",
+            "region": region,
+            "service_endpoint": info["node_endpoints"][region],
+            "compartment_id": info["compartment_id"],
+        },
+        "repair_oci_api_key": {k: key[k] for k in ("user", "fingerprint", "tenancy", "region", "key_file")},
+        "repair_sdk_from": "control_node",
+    }
+
+
 def _log(msg: str) -> None:
     print(f"lab cloud: {msg}", flush=True)
 

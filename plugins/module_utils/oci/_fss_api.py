@@ -43,10 +43,6 @@ class FssApiError(Exception):
         self.request_id = request_id
 
 
-def _list_all(method: Any, **kwargs: Any) -> list[Any]:
-    return _oci_auth.list_pages(method, **kwargs)
-
-
 def lookup_exports(p: dict[str, Any]) -> dict[str, Any]:
     if not _oci_auth.HAS_OCI:
         raise FssApiError(f"the 'oci' Python SDK is required on the controller: {_oci_auth.OCI_IMPORT_ERROR}")
@@ -64,7 +60,7 @@ def lookup_exports(p: dict[str, Any]) -> dict[str, Any]:
             {
                 "key": lookup.get("key"),
                 "exports": _fss.read_exports(
-                    fss, vnet, oci.util.to_dict, _list_all, **{k: lookup.get(k) or None for k in LOOKUP_KEYS}
+                    fss, vnet, oci.util.to_dict, _oci_auth.list_pages, **{k: lookup.get(k) or None for k in LOOKUP_KEYS}
                 ),
             }
             for lookup in asked

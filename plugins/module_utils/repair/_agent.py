@@ -238,7 +238,7 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
             )
     except Exception as exc:
         problems.append(f"ListInstanceMaintenanceEvents: {_short(exc)}")
-    # pool members are never replaced by the agent (see _machine): which instances are, or nothing
+    # pool members leave their pool before a replacement, cluster networks' are never replaced (see _machine)
     pools: dict[str, str] = {}
     networks: dict[str, str] = {}  # pool OCID -> its cluster network's
     manage = clients.get("compute_management")
@@ -400,19 +400,23 @@ class Actor:
         self._compute().update_instance(instance_id, oci.core.models.UpdateInstanceDetails(defined_tags=tags))
         return f"{HOST_REPORT_NAMESPACE}.{HOST_REPORT_KEY}={HOST_REPORT_VALUE}"
 
-    def _keep_template(self, rec: dict[str, Any], inst: dict[str, Any]) -> None:
-        """What the relaunch needs, read before the instance goes (kept in the record)."""
-        if not rec.get("template"):
-            vnic = _compute.primary_vnic(self._compute(), self.clients["network"], inst) if self.clients else None
-            if not vnic:
-                raise AgentError(f"instance {inst['id']} has no primary VNIC to relaunch from: not terminated")
-            rec["template"] = template_from(inst, vnic)
-
-    def terminate(self, node: str, rec: dict[str, Any], instance_id: str) -> str:
+    def _going(self, rec: dict[str, Any], instance_id: str) -> str | None:
+        """Before an instance goes: its state if it already went, else None once what the relaunch
+        needs is read and kept in the record."""
         inst = self._owned(instance_id)
         if inst.get("lifecycle_state") in _compute.GONE_STATES:
             return f"{instance_id} already {inst.get('lifecycle_state')}"
-        self._keep_template(rec, inst)
+        if not rec.get("template"):
+            vnic = _compute.primary_vnic(self._compute(), self.clients["network"], inst) if self.clients else None
+            if not vnic:
+                raise AgentError(f"instance {instance_id} has no primary VNIC to relaunch from: not terminated")
+            rec["template"] = template_from(inst, vnic)
+        return None
+
+    def terminate(self, node: str, rec: dict[str, Any], instance_id: str) -> str:
+        gone = self._going(rec, instance_id)
+        if gone:
+            return gone
         self._compute().terminate_instance(instance_id, preserve_boot_volume=False)
         return f"terminate {instance_id}"
 
@@ -420,10 +424,9 @@ class Actor:
         """Out of its pool with the pool's size one less (it launches no replacement of its own);
         OCI terminates the instance (auto-terminate)."""
         oci = _oci_auth.oci
-        inst = self._owned(instance_id)
-        if inst.get("lifecycle_state") in _compute.GONE_STATES:
-            return f"{instance_id} already {inst.get('lifecycle_state')}"
-        self._keep_template(rec, inst)
+        gone = self._going(rec, instance_id)
+        if gone:
+            return gone
         details = oci.core.models.DetachInstancePoolInstanceDetails(
             instance_id=instance_id, is_decrement_size=True, is_auto_terminate=True
         )

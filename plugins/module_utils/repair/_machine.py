@@ -69,6 +69,7 @@ from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import bare_reason as _bare
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import drained as _drained
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import responding as _registered
 
 PREFIX = "oci_gpu-repair:"
 HEALTH_PREFIX = "gpu-health:"  # gpu/_health.py REASON_PREFIX: the node check's drains
@@ -489,11 +490,7 @@ def _step(
     if phase == "rebooting":
         # slurmctld marks a node that rebooted without `scontrol reboot` DOWN ("Node unexpectedly
         # rebooted"): registered again is what counts, and the acceptance's resume clears the DOWN
-        registered = "NOT_RESPONDING" not in (node.get("flags") or []) and node.get("state") not in (
-            "",
-            "UNKNOWN",
-            "FUTURE",
-        )
+        registered = _registered(node) and node.get("state") != "FUTURE"
         back = registered and node.get("slurmd_start") and node.get("slurmd_start") != rec.get("slurmd_start")
         if back:
             return _accept(name, rec, now)
