@@ -92,7 +92,7 @@ def test_relative_links_reach_a_file_and_heading(doc: str) -> None:
     for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
         if re.match(r"^[a-z]+:", target):
             continue
-        file, _, anchor = target.partition("#")
+        file, _sep, anchor = target.partition("#")
         dest = (path.parent / file).resolve() if file else path
         if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in _headings(dest)):
             broken.append(target)
