@@ -45,6 +45,10 @@ ARGUMENT_SPEC: dict[str, Any] = {
     # oci.conf and plugstack.conf: oci_enabled, pyxis_enabled, oci_state_dir, oci_runtime, oci_config, oci_prolog
     "containers": {"type": "raw", "default": {}},
     "last_good_dir": {"type": "str", "default": "/var/lib/oci-gpu-cluster/slurm-last-good"},
+    # elastic capacity (slurm/_elastic): node sets of cloud nodes and the power-saving settings
+    "elastic_nodesets": {"type": "list", "elements": "raw", "default": []},
+    "power_saving": {"type": "raw", "default": {}},
+    "memory_reserve_mb": {"type": "int", "default": 1024},
     # a host whose clock is further off the control node's is refused (munge's credential TTL)
     "max_clock_skew": {"type": "int", "default": 300},
 }
@@ -70,8 +74,9 @@ class ActionModule(ActionBase):
         args = validation.validated_parameters
         keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed", "removed")
         more = ("max_failed_compute", "conf_dir", "topology", "configless", "managed_header", "last_good_dir")
-        more += ("max_clock_skew",)
+        more += ("max_clock_skew", "elastic_nodesets", "power_saving", "memory_reserve_mb")
         cluster = {k: args[k] for k in (*keys, *more)}
+        cluster["where"] = f"set for {task_vars.get('inventory_hostname', 'the control node')}"
         cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None

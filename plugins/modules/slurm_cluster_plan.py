@@ -147,6 +147,26 @@ options:
         probe's C(accounts)).
     type: int
     default: 300
+  elastic_nodesets:
+    description:
+      - Elastic node sets (the role's C(slurm_elastic_nodesets)) - per shape, C(name) and C(count) give the cloud nodes
+        C(<name>-1) .. C(<name>-<count>) (C(State=CLOUD)), the shape their hardware, and the launch keys
+        (C(compartment_id), C(availability_domain), C(subnet_id), C(image_id), C(compute_cluster_id) or
+        C(instance_pool_id)) where the power-saving agent launches them.
+    type: list
+    elements: raw
+    default: []
+  power_saving:
+    description:
+      - Power-saving settings (the role's C(slurm_power_saving)) - C(suspend_time), C(suspend_timeout),
+        C(resume_timeout) (checked to exceed every node set's C(boot_time_s) plus the join), C(resume_rate),
+        C(suspend_rate), C(exclude_nodes), C(exclude_partitions), C(program_dir). Used only with node sets.
+    type: raw
+    default: {}
+  memory_reserve_mb:
+    description: MiB of each elastic node's memory kept away from jobs (C(RealMemory) is the shape's less this).
+    type: int
+    default: 1024
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
@@ -238,6 +258,11 @@ dbd_log_dir:
   description: Where slurmdbd logs (beside C(SlurmctldLogFile)).
   returned: stage=plan
   type: str
+elastic:
+  description: The elastic nodes (C(nodes)), the power-saving agent's node sets by name (C(nodesets)) and the
+    power-saving settings (C(settings)); empty lists when there are none.
+  returned: stage=plan
+  type: dict
 dbd_private_data:
   description: The C(PrivateData) of C(slurmdbd.conf) - the words of slurm.conf's that slurmdbd knows; empty for none.
   returned: stage=plan

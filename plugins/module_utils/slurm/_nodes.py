@@ -157,6 +157,8 @@ def records_from_conf(text: str | None) -> dict[str, dict[str, Any]]:
             base["gpu_count"] = int(match.group(2))
         if "nodeaddr" in pairs:
             base["address"] = pairs["nodeaddr"]
+        if pairs.get("state", "").upper() == "CLOUD":  # an elastic node stays one in a run that keeps its line
+            base["options"] = {"State": "CLOUD"}
         for name in expand(expr):
             out[name] = dict(base, name=name)
     return out

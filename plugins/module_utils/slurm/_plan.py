@@ -48,6 +48,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
     plugstack_conf_text,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import ElasticError, agent_nodesets, plan_elastic
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs, writes_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import (
@@ -322,13 +323,35 @@ def _membership(hosts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _elastic(cluster: Mapping[str, Any], static: Iterable[str]) -> dict[str, Any]:
+    """The elastic node sets' records and power-saving keys (slurm/_elastic); raises SlurmPlanError."""
+    try:
+        return plan_elastic(
+            cluster.get("elastic_nodesets"),
+            cluster.get("power_saving"),
+            static,
+            cluster.get("config") or {},
+            where=str(cluster.get("where") or ""),
+            memory_reserve_mb=int(cluster.get("memory_reserve_mb") or 0),
+        )
+    except ElasticError as exc:
+        raise SlurmPlanError(exc.problems) from None
+
+
+def _with_power(config: Mapping[str, Any], elastic: Mapping[str, Any]) -> dict[str, Any]:
+    """The site's slurm.conf keys with the power-saving ones over them (those carry the site's words)."""
+    power = elastic.get("config") or {}
+    low = {k.lower() for k in power}
+    return {**{k: v for k, v in config.items() if str(k).lower() not in low}, **power}
+
+
 def _spec(cluster: Mapping[str, Any], controllers: list[str], nodes: list[dict[str, Any]], **extra: Any) -> dict:
     """The configuration model's input from the cluster settings and a node list."""
     spec = {
         "cluster_name": cluster.get("cluster_name"),
         "controllers": controllers,
         "nodes": nodes,
-        "config": cluster.get("config") or {},
+        "config": _with_power(cluster.get("config") or {}, extra.pop("elastic", {})),
         "cgroup": cluster.get("cgroup") or {},
         **extra,
     }
@@ -512,8 +535,14 @@ def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit
     m = _membership(hosts)
     problems = _standing_problems(cluster, m["controllers"], m["dbd"], m["compute"], m["in_run"], m["lost"])
     try:
+        elastic = _elastic(cluster, m["compute"])
+    except SlurmPlanError as exc:
+        problems.extend(exc.problems)
+        elastic = {}
+    try:
+        names = [{"name": h} for h in m["compute"]] + [{"name": n} for n in elastic.get("names", [])]
         render_slurm_config_with_settings(
-            _spec(cluster, m["controllers"], [{"name": h} for h in m["compute"]]), omit_token=omit_token
+            _spec(cluster, m["controllers"], names, elastic=elastic), omit_token=omit_token
         )
     except SlurmConfigError as exc:
         problems.append(str(exc))
@@ -590,8 +619,15 @@ def plan_cluster(
         for h in compute
         if h in standing and (probes.get(h) or {}).get("record")
     }
+    # Elastic nodes (State=CLOUD) have no host: their records come from their node sets.
+    try:
+        elastic = _elastic(cluster, compute)
+    except SlurmPlanError as exc:
+        problems.extend(exc.problems)
+        elastic = {"records": [], "names": [], "config": {}, "nodesets": [], "settings": {}}
+    cloud = {rec["name"]: rec for rec in elastic["records"]}
     # Outside a whole-cluster run an existing line never changes; a lost host keeps its line.
-    merged = merge_records(compute, fresh, live, removed_on_purpose, keep_live=partial)
+    merged = merge_records([*compute, *cloud], {**fresh, **cloud}, live, removed_on_purpose, keep_live=partial)
     nodes = {rec["name"]: rec for rec in merged["nodes"]}
     kept, missing, added = merged["kept"], merged["missing"], merged["added"]
     orphans, removed = merged["orphans"], merged["removed"]
@@ -640,7 +676,7 @@ def plan_cluster(
     if problems:
         raise SlurmPlanError(problems)
 
-    spec = _spec(cluster, controllers, merged["nodes"], partitions=partitions, gres_autodetect=mode)
+    spec = _spec(cluster, controllers, merged["nodes"], partitions=partitions, gres_autodetect=mode, elastic=elastic)
     live_source_probe = (probes.get(live_sources[0]) or {}) if live_sources else {}
     live_topology = {k: str(v) for k, v in (live_source_probe.get("live_topology") or {}).items() if v}
     topology: dict[str, Any] = {}
@@ -768,6 +804,12 @@ def plan_cluster(
             "outside_run": sorted(outside),
         },
         "partial": partial,
+        # the power-saving agent's node sets (slurm/_elastic.agent_nodesets) and settings
+        "elastic": {
+            "nodes": elastic["names"],
+            "nodesets": agent_nodesets(elastic.get("nodesets") or []),
+            "settings": elastic.get("settings") or {},
+        },
         "live_source": live_sources[0] if live_sources else "",
         # The host that checks the candidate with the installed Slurm before any file changes: a
         # standing compute host with a fresh record runs slurmd -G; else a controller checks plugins.

@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import parse_slurm_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import ElasticError, plan_elastic
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import (
     SlurmPlanError,
     failure_allowance,
@@ -736,3 +738,173 @@ def test_a_clock_beyond_munges_ttl_is_refused_and_a_missing_user_or_report_is_no
         )["version"]
         == "24.11"
     )
+
+
+# --------------------------------------------------------------------------- elastic node sets
+
+OCID = "ocid1.{}.oc1.iad.aaaa{}"
+
+
+def nodeset(**over: Any) -> dict[str, Any]:
+    ns = {
+        "name": "eh100",
+        "count": 2,
+        "shape": "BM.GPU.H100.8",
+        "compartment_id": OCID.format("compartment", "c1"),
+        "availability_domain": "Uocm:US-ASHBURN-AD-1",
+        "subnet_id": OCID.format("subnet", "s1"),
+        "image_id": OCID.format("image", "i1"),
+    }
+    ns.update(over)
+    return ns
+
+
+def cluster(**over: Any) -> dict[str, Any]:
+    return {**CLUSTER, "elastic_nodesets": [nodeset()], "power_saving": {}, "memory_reserve_mb": 1024, **over}
+
+
+TWO_GPU_RUN = ["ctl", "gpu1", "gpu2", "login1"]
+
+
+def whole_run() -> tuple[dict, dict]:
+    probes = {"ctl": probe("ctl"), "login1": probe("login1")}
+    probes.update({h: probe(h, compute=True) for h in ("gpu1", "gpu2")})
+    return hosts(TWO_GPU_RUN), probes
+
+
+def test_cloud_nodes_come_from_the_shape_and_static_nodes_are_never_suspended() -> None:
+    out = plan_cluster(cluster(), *whole_run())
+    text = out["files"]["slurm.conf"]
+    lines = node_lines(text)
+    # 112 OCPUs x 2 threads, 2 TB less the reserve, eight H100s from the shape table
+    assert (
+        "NodeName=eh100-[1-2] CPUs=224 Sockets=2 CoresPerSocket=56 ThreadsPerCore=2 RealMemory=2096128 "
+        "Gres=gpu:h100:8 Features=bm_gpu_h100_8,eh100,elastic Weight=1000 State=CLOUD"
+    ) in lines
+    keys = parse_slurm_conf(text)["keys"]
+    assert keys["suspendexcnodes"] == "gpu[1-2]"
+    assert keys["resumeprogram"] == "/usr/local/sbin/oci-gpu-power-resume"
+    assert keys["suspendprogram"] == "/usr/local/sbin/oci-gpu-power-suspend"
+    assert keys["resumefailprogram"] == "/usr/local/sbin/oci-gpu-power-resume-fail"
+    assert (keys["resumetimeout"], keys["suspendtime"], keys["suspendtimeout"]) == ("1800", "600", "300")
+    assert keys["slurmctldparameters"] == "cloud_reg_addrs,idle_on_node_suspend"
+    assert keys["privatedata"] == "cloud"
+    assert keys["treewidth"] == "65533"
+    # gres.conf names the cloud nodes' devices (no NVML plugin on the lab hosts)
+    assert "NodeName=eh100-[1-2] Name=gpu Type=h100 File=/dev/nvidia[0-7]" in out["files"]["gres.conf"]
+    assert out["nodes"]["added"] == ["eh100-1", "eh100-2"]
+    assert out["elastic"]["nodes"] == ["eh100-1", "eh100-2"]
+    agent = out["elastic"]["nodesets"]["eh100"]
+    assert agent["nodes"] == "eh100-[1-2]" and agent["subnet_id"] == OCID.format("subnet", "s1")
+    # adding nodes on 24.11 is a reconfigure; the new SlurmctldParameters restart slurmctld alone
+    assert out["plan"]["restart"] == ["slurmctld"]
+    assert "nodes added or removed: reconfigure (24.11+)" in out["plan"]["reasons"]
+
+
+def test_the_site_keeps_its_own_words_and_configless() -> None:
+    c = cluster(config={"SlurmUser": "slurm", "SlurmctldParameters": "enable_configless", "PrivateData": "jobs"})
+    keys = parse_slurm_conf(plan_cluster(c, *whole_run())["files"]["slurm.conf"])["keys"]
+    assert keys["slurmctldparameters"] == "enable_configless,cloud_reg_addrs,idle_on_node_suspend"
+    assert keys["privatedata"] == "jobs,cloud"
+
+
+def test_a_partial_run_keeps_the_cloud_state_of_a_live_line() -> None:
+    live = LIVE.replace(
+        "# Partitions",
+        "NodeName=eh100-[1-2] CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15000 "
+        "Gres=gpu:h100:2 Features=eh100,elastic Weight=1000 State=CLOUD\n\n# Partitions",
+    )
+    out = plan_cluster(
+        cluster(),
+        hosts(["ctl", "gpu1"]),
+        {"ctl": probe("ctl", live=live), "gpu1": probe("gpu1", live=live, compute=True)},
+    )
+    line = next(x for x in node_lines(out["files"]["slurm.conf"]) if x.startswith("NodeName=eh100"))
+    assert line.endswith("State=CLOUD") and "RealMemory=15000" in line
+
+
+def test_a_node_set_taken_out_of_the_settings_keeps_its_nodes() -> None:
+    live = LIVE.replace(
+        "# Partitions",
+        "NodeName=eh100-[1-2] CPUs=8 Sockets=1 CoresPerSocket=4 ThreadsPerCore=2 RealMemory=15000 "
+        "Weight=1000 State=CLOUD\n\n# Partitions",
+    )
+    h, probes = whole_run()
+    probes = {k: {**v, "live_conf": live} for k, v in probes.items()}
+    out = plan_cluster(cluster(elastic_nodesets=[]), h, probes)
+    assert any(
+        x.startswith("NodeName=eh100-[1-2]") and x.endswith("State=CLOUD")
+        for x in node_lines(out["files"]["slurm.conf"])
+    )
+    assert out["nodes"]["orphans"] == ["eh100-1", "eh100-2"]
+
+
+@pytest.mark.parametrize(
+    ("over", "power", "expect"),
+    [
+        ({"count": 0}, {}, "slurm_elastic_nodesets[0].count = 0 (set for ctl): must be a whole number"),
+        ({"name": "GPU_1"}, {}, "slurm_elastic_nodesets[0].name = 'GPU_1' (set for ctl)"),
+        ({"subnet_id": "subnet-1"}, {}, "slurm_elastic_nodesets[0].subnet_id = 'subnet-1' (set for ctl): not an OCID"),
+        ({"image_id": None}, {}, "slurm_elastic_nodesets[0].image_id = None (set for ctl): required"),
+        (
+            {"shape": "BM.Made.Up"},
+            {},
+            "'BM.Made.Up' (set for ctl): not in the collection's shape table, so set cpus and real_memory",
+        ),
+        ({"colour": "red"}, {}, "slurm_elastic_nodesets[0].colour (set for ctl): unknown key"),
+        ({"name": "gpu", "count": 2}, {}, "node gpu-1 is also"),
+        (
+            {},
+            {"resume_timeout": 60},
+            "slurm_power_saving.resume_timeout = 60 (set for ctl): below the boot time of node set 'eh100' (1200 s for BM.GPU.H100.8) plus 120 s",
+        ),
+        ({"boot_time_s": 30}, {"resume_timeout": 150}, ""),
+        ({}, {"suspend_tiem": 5}, "slurm_power_saving.suspend_tiem (set for ctl): unknown key"),
+        (
+            {
+                "compute_cluster_id": OCID.format("computecluster", "x"),
+                "instance_pool_id": OCID.format("instancepool", "y"),
+            },
+            {},
+            "both set",
+        ),
+    ],
+)
+def test_bad_values_are_refused_before_anything_changes(over: dict, power: dict, expect: str) -> None:
+    c = cluster(elastic_nodesets=[nodeset(**over)], power_saving=power, where="set for ctl")
+    if over.get("name") == "gpu":
+        c = cluster(elastic_nodesets=[nodeset(**over)], where="set for ctl")
+        h = hosts(["ctl", "gpu-1"], compute=("gpu-1",))
+    else:
+        h = hosts(TWO_GPU_RUN)
+    if not expect:
+        preflight_cluster(c, h)
+        return
+    with pytest.raises(SlurmPlanError) as err:
+        preflight_cluster(c, h)
+    assert expect in str(err.value), str(err.value)
+
+
+def test_power_keys_in_slurm_config_are_refused() -> None:
+    with pytest.raises(ElasticError, match=r"slurm_config.SuspendTime \(x\): set by slurm_power_saving"):
+        plan_elastic([nodeset()], {}, [], {"SuspendTime": 5}, where="x")
+
+
+def test_no_node_sets_no_power_keys() -> None:
+    out = plan_cluster(cluster(elastic_nodesets=[]), *whole_run())
+    assert "ResumeProgram" not in out["files"]["slurm.conf"] and out["elastic"]["nodes"] == []
+
+
+def test_overrides_fit_a_node_to_its_hardware() -> None:
+    out = plan_elastic(
+        [nodeset(cpus=2, sockets=1, threads_per_core=1, real_memory=3000, gpu_count=2, weight=5)], {}, []
+    )
+    rec = out["records"][0]
+    assert (rec["cpus"], rec["cores_per_socket"], rec["real_memory"], rec["gpu_count"], rec["weight"]) == (
+        2,
+        2,
+        3000,
+        2,
+        5,
+    )
+    assert rec["gpu_files"] == ["/dev/nvidia0", "/dev/nvidia1"]
