@@ -94,9 +94,18 @@ _LAUNCH_KEYS = (
     "ssh_user",
 )
 NODESET_KEYS = frozenset(
-    ("name", "count", "shape", "gpu_type", "features", "weight", "memory_reserve_mb", "boot_time_s")
-    + _HARDWARE_KEYS
-    + _LAUNCH_KEYS
+    (
+        "name",
+        "count",
+        "shape",
+        "gpu_type",
+        "features",
+        "weight",
+        "memory_reserve_mb",
+        "boot_time_s",
+        *_HARDWARE_KEYS,
+        *_LAUNCH_KEYS,
+    )
 )
 _POWER_KEYS = frozenset(POWER_DEFAULTS)
 # slurm.conf keys the power-saving settings own: slurm_config may not set them
@@ -159,7 +168,7 @@ def _nodeset(raw: Any, i: int, where: str, problems: list[str]) -> dict[str, Any
     info = _shapes.shape(shape) if isinstance(shape, str) else None
     if not isinstance(shape, str) or not shape:
         problems.append(f"{label}.shape = {shape!r} ({where}): an OCI shape name is required")
-    for key in _HARDWARE_KEYS + ("weight", "memory_reserve_mb", "boot_time_s", "boot_volume_size_gbs"):
+    for key in (*_HARDWARE_KEYS, "weight", "memory_reserve_mb", "boot_time_s", "boot_volume_size_gbs"):
         if key in raw and raw[key] is not None:
             value = _int(raw[key])
             if value is None or value < (0 if key in ("gpu_count", "weight", "memory_reserve_mb") else 1):

@@ -47,8 +47,12 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
     oci_series,
     plugstack_conf_text,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import (
+    ElasticError,
+    agent_nodesets,
+    plan_elastic,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import ElasticError, agent_nodesets, plan_elastic
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs, writes_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import (

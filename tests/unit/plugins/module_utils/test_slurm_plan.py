@@ -856,7 +856,8 @@ def test_a_node_set_taken_out_of_the_settings_keeps_its_nodes() -> None:
         (
             {},
             {"resume_timeout": 60},
-            "slurm_power_saving.resume_timeout = 60 (set for ctl): below the boot time of node set 'eh100' (1200 s for BM.GPU.H100.8) plus 120 s",
+            "slurm_power_saving.resume_timeout = 60 (set for ctl): below the boot time of node set 'eh100' "
+            "(1200 s for BM.GPU.H100.8) plus 120 s",
         ),
         ({"boot_time_s": 30}, {"resume_timeout": 150}, ""),
         ({}, {"suspend_tiem": 5}, "slurm_power_saving.suspend_tiem (set for ctl): unknown key"),
