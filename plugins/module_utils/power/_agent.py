@@ -1,0 +1,655 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+"""Elastic capacity: Slurm's power-saving programs and the agent that launches and terminates instances.
+
+**The programs** slurmctld runs as SlurmUser (``ResumeProgram``, ``SuspendProgram``,
+``ResumeFailProgram``, see ``slurm/_elastic``) only write a request file (one JSON line: the action and
+the expanded node names) into the spool directory and return at once: slurmctld's script runner is
+never held by an OCI call. A systemd path unit starts the agent's pass when a request lands; a timer
+runs it every interval too (the reconcile).
+
+**One pass** (root, on the controller, :func:`run_pass`):
+
+1. Take the state file's lock (a second pass exits at once).
+2. Read the requests, Slurm's nodes (``scontrol show node``) and the cluster's instances (ListInstances,
+   those whose defined tag names this cluster). A read that fails makes the pass do nothing but keep
+   the requests for the next pass (fail closed).
+3. Plan (:func:`plan_pass`, pure), write the records ahead, act, one JSON line per action in the audit log.
+
+Per elastic node, the record's phase:
+
+* ``launching`` - LaunchInstance was sent with the record's retry token (so a pass killed after the call
+  and rerun gets the same instance back, never a second one). A live instance of the node's name is
+  adopted instead of launching: a second resume launches nothing.
+* ``bootstrapping`` - the instance runs; the agent gives it the munge key over SSH (the controller's own
+  key, whose public half the launch put in the instance's ``ssh_authorized_keys``) and starts configless
+  slurmd (``--conf-server`` the controllers, ``-N`` the node name): nothing changes on any other host.
+* ``up`` - slurmd was started; Slurm takes it from there (the node registers its address).
+* ``terminating`` - TerminateInstance was sent (a suspend, a failed resume, or the reconcile).
+
+A capacity error marks the node DOWN with a reason naming the shape and OCI's message (its job is
+requeued by Slurm) and no instance is left. **Reconcile** (every pass): an instance of an elastic node
+that Slurm has powered down (and no resume is under way) is terminated once it is older than the grace
+period; a node Slurm thinks up (neither powered down nor powering up) with no instance and no launch
+under way is powered down (``State=POWER_DOWN_FORCE``). At most ``max_launches`` and
+``max_terminations`` per pass.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
+
+PREFIX = "oci_gpu-power:"
+ACTIONS = ("resume", "suspend", "resume-fail")
+LIVE_STATES = ("PROVISIONING", "STARTING", "RUNNING", "STOPPING", "STOPPED", "CREATING_IMAGE", "MOVING")
+
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "cluster": None,
+    "cluster_tag": _compute.DEFAULT_CLUSTER_TAG,
+    "role_tag": _compute.DEFAULT_ROLE_TAG,
+    "oci": {},
+    "nodesets": {},
+    "controllers": [],
+    "spool_dir": "/var/spool/oci-gpu-power",
+    "state_file": "/var/lib/oci-gpu-power/state.json",
+    "audit_log": "/var/log/oci-gpu-power/audit.jsonl",
+    "ssh_key": "/etc/oci-gpu-power/id_ed25519",
+    "ssh_user": "opc",
+    "ssh_timeout": 20,
+    "munge_key": "/etc/munge/munge.key",
+    "scontrol": "scontrol",
+    "timeout": 60,
+    "oci_attempts": 3,
+    "max_launches": 20,
+    "max_terminations": 20,
+    # seconds an instance of a powered-down node may live before the reconcile terminates it
+    "orphan_grace_s": 300,
+    # seconds a launch may take to run slurmd before the agent stops bootstrapping it (Slurm's
+    # ResumeTimeout; slurmctld then runs ResumeFailProgram, which terminates it)
+    "resume_timeout_s": 1800,
+    "user_data": "",
+}
+
+if TYPE_CHECKING:
+    Runner = Callable[[Sequence[str], float, "str | None"], tuple[int, str, str]]
+
+
+class AgentError(Exception):
+    """A configuration or state problem with a message fit for the log."""
+
+
+# -- the programs slurmctld runs ---------------------------------------------------------------------
+def write_request(spool_dir: str, action: str, hostlist: str, now: float | None = None) -> str:
+    """Write one request file atomically; returns its path. Raises AgentError on a bad hostlist."""
+    if action not in ACTIONS:
+        raise AgentError(f"unknown action {action!r}")
+    try:
+        nodes = expand(hostlist)
+    except HostlistError as exc:
+        raise AgentError(f"{action}: bad hostlist {hostlist!r}: {exc}") from exc
+    stamp = time.time() if now is None else now
+    name = f"{int(stamp * 1000):015d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
+    tmp = os.path.join(spool_dir, "." + name)
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"action": action, "nodes": nodes, "time": stamp}, fh)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.chmod(tmp, 0o640)
+    final = os.path.join(spool_dir, name)
+    os.replace(tmp, final)
+    return final
+
+
+def program_main(action: str, argv: Sequence[str] | None = None, spool_dir: str | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        sys.stderr.write(f"usage: oci-gpu-power-{action} HOSTLIST\n")
+        return 2
+    try:
+        path = write_request(spool_dir or CONFIG_DEFAULTS["spool_dir"], action, args[0])
+    except (AgentError, OSError) as exc:
+        sys.stderr.write(f"oci-gpu-power-{action}: {exc}\n")
+        return 1
+    sys.stdout.write(f"oci-gpu-power-{action}: request {os.path.basename(path)} for {args[0]}\n")
+    return 0
+
+
+def read_requests(spool_dir: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The requests in arrival order, and their files (removed once the pass has taken them in)."""
+    out, files = [], []
+    try:
+        names = sorted(n for n in os.listdir(spool_dir) if n.endswith(".json") and not n.startswith("."))
+    except FileNotFoundError:
+        return [], []
+    for name in names:
+        path = os.path.join(spool_dir, name)
+        try:
+            with open(path, encoding="utf-8") as fh:
+                req = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if req.get("action") in ACTIONS and isinstance(req.get("nodes"), list):
+            out.append(req)
+            files.append(path)
+    return out, files
+
+
+# -- state and audit (the repair agent's rules: write ahead, fsync, rename) ------------------------
+def load_records(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return dict(json.load(fh).get("records") or {})
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise AgentError(f"state file {path} cannot be read ({exc}): nothing done") from exc
+
+
+def save_records(path: str, records: Mapping[str, Any]) -> None:
+    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
+    tmp = f"{path}.tmp.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump({"version": 1, "records": records}, fh, indent=1, sort_keys=True)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def audit(path: str | None, lines: list[dict[str, Any]], now: float, **fields: Any) -> None:
+    line = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **fields}
+    lines.append(line)
+    if not path:
+        return
+    os.makedirs(os.path.dirname(path) or ".", mode=0o750, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
+    with os.fdopen(fd, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line, sort_keys=True, default=str) + "\n")
+
+
+# -- the plan (pure) ----------------------------------------------------------------------------------
+def elastic_nodes(nodesets: Mapping[str, Any]) -> dict[str, str]:
+    """node name -> its node set's name."""
+    return {node: name for name, ns in nodesets.items() for node in expand(str(ns["nodes"]))}
+
+
+def _powered_down(node: Mapping[str, Any]) -> bool:
+    flags = set(node.get("flags") or [])
+    return bool(flags & {"POWERED_DOWN", "POWERING_DOWN"}) and "POWERING_UP" not in flags
+
+
+def _powering_up(node: Mapping[str, Any]) -> bool:
+    return "POWERING_UP" in set(node.get("flags") or [])
+
+
+def _given_up(node: Mapping[str, Any]) -> bool:
+    """DOWN by this agent (a capacity error): no launch until a person or Slurm resumes it."""
+    return node.get("state") == "DOWN" and str(node.get("reason") or "").startswith(PREFIX)
+
+
+def _up(node: Mapping[str, Any]) -> bool:
+    """Slurm counts on the node: neither down nor powered down nor on its way up or down."""
+    return (
+        bool(node)
+        and node.get("state") not in ("DOWN", "")
+        and not _powered_down(node)
+        and not _powering_up(node)
+        and "POWER_DOWN" not in set(node.get("flags") or [])
+    )
+
+
+def plan_pass(
+    records: Mapping[str, Any],
+    requests: Iterable[Mapping[str, Any]],
+    slurm: Mapping[str, Any],
+    instances: Mapping[str, list[dict[str, Any]]],
+    cfg: Mapping[str, Any],
+    now: float,
+) -> dict[str, Any]:
+    """``{"records": new records, "actions": [{"node", "do", ...}], "notes": [...]}``.
+
+    ``instances``: node name -> live instances of the cluster with that display name
+    (``{"id", "state", "created", "ip"}``), ``slurm``: ``parse_show_node`` of the elastic nodes."""
+    names = elastic_nodes(cfg["nodesets"])
+    recs = {k: dict(v) for k, v in records.items()}
+    actions: list[dict[str, Any]] = []
+    notes: list[str] = []
+    wanted: dict[str, str] = {}  # node -> the last action asked for it
+    for req in requests:
+        for node in req["nodes"]:
+            if node in names:
+                wanted[node] = req["action"]
+            else:
+                notes.append(f"{req['action']} {node}: not an elastic node; ignored")
+    launches = terminations = 0
+
+    def terminate(node: str, inst: Mapping[str, Any], why: str) -> None:
+        nonlocal terminations
+        if terminations >= int(cfg["max_terminations"]):
+            notes.append(f"{node}: terminate of {inst['id']} waits (max_terminations {cfg['max_terminations']})")
+            return
+        terminations += 1
+        recs[node] = {"phase": "terminating", "instance_id": inst["id"], "since": now, "why": why}
+        actions.append({"node": node, "do": "terminate", "instance_id": inst["id"], "why": why})
+
+    for node in sorted(names):
+        live = instances.get(node) or []
+        rec = recs.get(node)
+        snode = slurm.get(node) or {}
+        want = wanted.get(node)
+        if len(live) > 1:  # never guess which one is the node: terminate none, launch none
+            notes.append(f"{node}: {len(live)} live instances ({', '.join(i['id'] for i in live)}); left as they are")
+            continue
+        inst = live[0] if live else None
+        if want in ("suspend", "resume-fail"):
+            if inst:
+                terminate(node, inst, want)
+            else:
+                recs.pop(node, None)
+                actions.append({"node": node, "do": "note", "text": f"{want}: no instance"})
+            continue
+        if rec and rec.get("phase") == "terminating":
+            if inst is None:
+                recs.pop(node)
+            elif want == "resume":
+                notes.append(f"{node}: resume waits for {inst['id']} to terminate")
+            continue
+        if want == "resume" or (_powering_up(snode) and not rec and not _given_up(snode)):
+            if inst:  # adopt: a second resume, or an instance launched before a crash
+                if not rec or rec.get("instance_id") != inst["id"]:
+                    recs[node] = {"phase": "bootstrapping", "instance_id": inst["id"], "since": now}
+                    actions.append({"node": node, "do": "note", "text": f"adopted {inst['id']}: no launch"})
+            elif rec and rec.get("phase") == "launching":
+                pass  # the launch under way (its retry token answers a repeat)
+            elif launches >= int(cfg["max_launches"]):
+                notes.append(f"{node}: launch waits (max_launches {cfg['max_launches']})")
+                continue
+            else:
+                launches += 1
+                token = uuid.uuid4().hex
+                recs[node] = {"phase": "launching", "token": token, "since": now, "nodeset": names[node]}
+                actions.append({"node": node, "do": "launch", "token": token})
+                continue
+            rec = recs.get(node)
+        if rec and rec.get("phase") == "launching":
+            if inst:
+                recs[node] = {**rec, "phase": "bootstrapping", "instance_id": inst["id"]}
+                rec = recs[node]
+            elif now - float(rec.get("since") or now) > float(cfg["resume_timeout_s"]):
+                recs.pop(node)
+                notes.append(f"{node}: launch never showed an instance within the resume timeout")
+                continue
+            elif not rec.get("sent"):
+                actions.append({"node": node, "do": "launch", "token": rec["token"]})
+                continue
+            else:
+                continue
+        if rec and rec.get("phase") == "bootstrapping" and inst:
+            if now - float(rec.get("since") or now) > float(cfg["resume_timeout_s"]):
+                notes.append(f"{node}: not bootstrapped within the resume timeout; ResumeFailProgram ends it")
+            elif inst["state"] == "RUNNING" and inst.get("ip"):
+                actions.append({"node": node, "do": "bootstrap", "instance_id": inst["id"], "ip": inst["ip"]})
+            continue
+        if rec and rec.get("phase") == "bootstrapping" and not inst:
+            recs.pop(node)
+            rec = None
+        # reconcile
+        in_flight = rec is not None and rec.get("phase") in ("launching", "bootstrapping")
+        if inst and snode and _powered_down(snode) and not in_flight:
+            age = now - float(inst.get("created") or now)
+            if age >= float(cfg["orphan_grace_s"]):
+                terminate(node, inst, "reconcile: the node is powered down")
+            else:
+                notes.append(f"{node}: {inst['id']} runs while the node is powered down ({age:.0f} s, grace)")
+            continue
+        if not inst and _up(snode) and not in_flight:
+            recs.pop(node, None)
+            actions.append({"node": node, "do": "power_down", "why": "reconcile: no instance"})
+    return {"records": recs, "actions": actions, "notes": notes}
+
+
+# -- reading ------------------------------------------------------------------------------------------
+def _run(argv: Sequence[str], timeout: float, stdin: str | None = None) -> tuple[int, str, str]:
+    try:
+        res = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"{argv[0]} timed out after {timeout:g} s"
+    except OSError as exc:
+        return 127, "", f"{argv[0]}: {exc}"
+    return res.returncode, res.stdout, res.stderr
+
+
+def _short(exc: Exception) -> str:
+    status = getattr(exc, "status", None)
+    message = getattr(exc, "message", None) or str(exc)
+    return (f"{status} " if status else "") + str(message).splitlines()[0][:300]
+
+
+def read_slurm(cfg: Mapping[str, Any], run: Runner, names: Iterable[str]) -> dict[str, Any]:
+    rc, out, err = run([cfg["scontrol"], "show", "node"], float(cfg["timeout"]), None)
+    if rc != 0:
+        raise AgentError(f"scontrol show node: rc {rc}: {(err or out).strip()[:300]}")
+    nodes = parse_show_node(out)
+    missing = sorted(set(names) - set(nodes))
+    if missing:  # without PrivateData=cloud a powered-down node is invisible: never guess its state
+        raise AgentError(f"scontrol show node does not list {', '.join(missing[:5])} (PrivateData=cloud?)")
+    return nodes
+
+
+def read_instances(cfg: Mapping[str, Any], clients: Mapping[str, Any], names: Iterable[str]) -> dict[str, list]:
+    compute, network = clients["compute"], clients["network"]
+    wanted = set(names)
+    comps = sorted({ns["compartment_id"] for ns in cfg["nodesets"].values()})
+    out: dict[str, list[dict[str, Any]]] = {}
+    for comp in comps:
+        for inst in _oci_auth.list_all(compute.list_instances, comp):
+            name = inst.get("display_name") or ""
+            if name not in wanted or inst.get("lifecycle_state") not in LIVE_STATES:
+                continue
+            if _compute.ownership_problem(inst, cfg["cluster"], cfg["cluster_tag"]) is not None:
+                continue
+            out.setdefault(name, []).append(
+                {"id": inst["id"], "state": inst["lifecycle_state"], "created": _epoch(inst.get("time_created"))}
+            )
+    # addresses of the running ones (a VNIC attachment each: at most the launches in flight)
+    for name, insts in out.items():
+        for i in insts:
+            if i["state"] == "RUNNING":
+                vnic = _compute.primary_vnic(compute, network, {"id": i["id"], "compartment_id": _comp_of(cfg, name)})
+                i["ip"] = (vnic or {}).get("private_ip")
+    return out
+
+
+def _comp_of(cfg: Mapping[str, Any], node: str) -> str:
+    return cfg["nodesets"][elastic_nodes(cfg["nodesets"])[node]]["compartment_id"]
+
+
+def _epoch(value: Any) -> float | None:
+    if value is None:
+        return None
+    if hasattr(value, "timestamp"):
+        return float(value.timestamp())
+    import datetime
+
+    try:
+        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+# -- acting -------------------------------------------------------------------------------------------
+class Actor:
+    def __init__(self, cfg: Mapping[str, Any], run: Runner, clients: Mapping[str, Any] | None) -> None:
+        self.cfg, self.run, self.clients = cfg, run, clients
+
+    def note(self, node: str, rec: dict[str, Any], text: str) -> str:
+        return text
+
+    def _scontrol(self, *args: str) -> str:
+        rc, out, err = self.run([self.cfg["scontrol"], *args], float(self.cfg["timeout"]), None)
+        if rc != 0:
+            raise AgentError(f"scontrol {' '.join(args[:2])}: {(err or out).strip()[:300]}")
+        return out
+
+    def power_down(self, node: str, rec: dict[str, Any], why: str) -> str:
+        self._scontrol("update", f"NodeName={node}", "State=POWER_DOWN_FORCE", f"Reason={PREFIX} {why}")
+        return f"POWER_DOWN_FORCE ({why})"
+
+    def terminate(self, node: str, rec: dict[str, Any], instance_id: str, why: str) -> str:
+        if self.clients is None:
+            raise AgentError("no OCI client")
+        inst = _compute.get_instance(self.clients["compute"], instance_id)
+        if inst is None or inst.get("lifecycle_state") in _compute.GONE_STATES:
+            return f"{instance_id} already gone"
+        problem = _compute.ownership_problem(inst, self.cfg["cluster"], self.cfg["cluster_tag"])
+        if problem:
+            raise AgentError(problem)
+        ns = self.cfg["nodesets"][elastic_nodes(self.cfg["nodesets"])[node]]
+        if ns.get("instance_pool_id"):
+            oci = _oci_auth.oci
+            details = oci.core.models.DetachInstancePoolInstanceDetails(
+                instance_id=instance_id, is_decrement_size=True, is_auto_terminate=True
+            )
+            self.clients["compute_management"].detach_instance_pool_instance(ns["instance_pool_id"], details)
+            return f"detach {instance_id} from pool {ns['instance_pool_id']} (terminated by OCI; {why})"
+        self.clients["compute"].terminate_instance(instance_id, preserve_boot_volume=False)
+        return f"terminate {instance_id} ({why})"
+
+    def _public_key(self) -> str:
+        with open(self.cfg["ssh_key"] + ".pub", encoding="utf-8") as fh:
+            return fh.read().strip()
+
+    def launch(self, node: str, rec: dict[str, Any], token: str) -> str:
+        if self.clients is None:
+            raise AgentError("no OCI client")
+        oci = _oci_auth.oci
+        ns = self.cfg["nodesets"][rec["nodeset"]]
+        tag_ns, tag_key = _compute.split_tag(self.cfg["cluster_tag"], "cluster_tag")
+        role_ns, role_key = _compute.split_tag(self.cfg["role_tag"], "role_tag")
+        tags: dict[str, dict[str, str]] = {tag_ns: {tag_key: self.cfg["cluster"]}}
+        tags.setdefault(role_ns, {})[role_key] = "compute"
+        metadata = {"ssh_authorized_keys": self._public_key()}
+        if self.cfg.get("user_data"):
+            metadata["user_data"] = base64.b64encode(str(self.cfg["user_data"]).encode()).decode()
+        flex = {k: ns[k] for k in ("ocpus", "memory_in_gbs") if ns.get(k)}
+        details = oci.core.models.LaunchInstanceDetails(
+            compartment_id=ns["compartment_id"],
+            availability_domain=ns["availability_domain"],
+            fault_domain=ns.get("fault_domain"),
+            shape=ns["shape"],
+            shape_config=oci.core.models.LaunchInstanceShapeConfigDetails(**flex) if flex else None,
+            display_name=node,
+            create_vnic_details=oci.core.models.CreateVnicDetails(
+                subnet_id=ns["subnet_id"], hostname_label=node, assign_public_ip=False
+            ),
+            metadata=metadata,
+            defined_tags=tags,
+            freeform_tags=dict(ns.get("freeform_tags") or {}) or None,
+            source_details=oci.core.models.InstanceSourceViaImageDetails(
+                image_id=ns["image_id"], boot_volume_size_in_gbs=ns.get("boot_volume_size_gbs")
+            ),
+            compute_cluster_id=ns.get("compute_cluster_id"),
+        )
+        try:
+            inst = self.clients["compute"].launch_instance(details, opc_retry_token=token).data
+        except oci.exceptions.ServiceError as exc:
+            if _compute.is_capacity_error(exc.status, exc.code, exc.message):
+                reason = f"{PREFIX} no capacity for {ns['shape']} in {ns['availability_domain']}: {exc.message}"
+                self._scontrol("update", f"NodeName={node}", "State=DOWN", f"Reason={reason[:250]}")
+                rec["phase"] = "failed"
+                raise AgentError(reason) from exc
+            raise
+        rec["sent"] = True
+        rec["instance_id"] = inst.id
+        if ns.get("instance_pool_id"):
+            details = oci.core.models.AttachInstancePoolInstanceDetails(instance_id=inst.id)
+            self.clients["compute_management"].attach_instance_pool_instance(ns["instance_pool_id"], details)
+        return f"launch {inst.id} ({ns['shape']})"
+
+    def bootstrap(self, node: str, rec: dict[str, Any], instance_id: str, ip: str) -> str:
+        """The munge key and configless slurmd, over SSH with the controller's key (stdin, never argv)."""
+        try:
+            with open(self.cfg["munge_key"], "rb") as fh:
+                key = base64.b64encode(fh.read()).decode()
+        except OSError as exc:
+            raise AgentError(f"munge key {self.cfg['munge_key']}: {exc.strerror}") from exc
+        servers = ",".join(self.cfg["controllers"])
+        script = BOOTSTRAP.replace("@SERVERS@", servers).replace("@NODE@", node)
+        known = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts")
+        argv = [
+            "ssh",
+            "-i",
+            self.cfg["ssh_key"],
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "StrictHostKeyChecking=accept-new",
+            "-o",
+            f"UserKnownHostsFile={known}",
+            "-o",
+            "ConnectTimeout=5",
+            f"{self.cfg['ssh_user']}@{ip}",
+            "sudo -n /bin/sh -s",
+        ]
+        rc, out, err = self.run(argv, float(self.cfg["ssh_timeout"]) + 120, f"MUNGE_KEY_B64={key}\n{script}")
+        if rc != 0:
+            raise AgentError(f"bootstrap over SSH to {ip}: rc {rc}: {(err or out).strip()[-300:]}")
+        rec["phase"] = "up"
+        rec["ip"] = ip
+        return f"munge key and configless slurmd on {ip} (conf server {servers})"
+
+
+# The node side of the join (run as root through sudo; the munge key arrives on stdin, first line).
+BOOTSTRAP = r"""set -eu
+umask 077
+if ! command -v slurmd >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge slurmd >/dev/null
+fi
+install -d -m 0700 -o munge -g munge /etc/munge
+printf '%s' "$MUNGE_KEY_B64" | base64 -d > /etc/munge/.munge.key.new
+chown munge:munge /etc/munge/.munge.key.new
+chmod 0400 /etc/munge/.munge.key.new
+mv -f /etc/munge/.munge.key.new /etc/munge/munge.key
+unset MUNGE_KEY_B64
+systemctl restart munge
+rm -f /etc/slurm/slurm.conf
+printf 'SLURMD_OPTIONS="--conf-server @SERVERS@ -N @NODE@"\n' > /etc/default/slurmd
+systemctl enable slurmd >/dev/null 2>&1 || true
+systemctl restart slurmd
+"""
+
+
+# -- the pass -----------------------------------------------------------------------------------------
+def run_pass(
+    cfg: Mapping[str, Any],
+    run: Runner = _run,
+    clients: Mapping[str, Any] | None = None,
+    now: float | None = None,
+    dry_run: bool = False,
+) -> dict[str, Any]:
+    now = time.time() if now is None else now
+    log: list[dict[str, Any]] = []
+    path = None if dry_run else cfg.get("audit_log")
+    state_file = cfg["state_file"]
+    os.makedirs(os.path.dirname(state_file) or ".", mode=0o700, exist_ok=True)
+    lock_fd = os.open(state_file + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return {"plan": None, "results": [], "skipped": "another pass holds the lock"}
+        records = load_records(state_file)
+        requests, files = read_requests(cfg["spool_dir"])
+        names = list(elastic_nodes(cfg["nodesets"]))
+        try:
+            slurm = read_slurm(cfg, run, names)
+            if clients is None:
+                raise AgentError("no OCI client")
+            instances = read_instances(cfg, clients, names)
+        except Exception as exc:  # a pass that cannot read both sides destroys nothing; requests wait
+            audit(path, log, now, node=None, action="pass", result="nothing done", problem=_short(exc))
+            return {"plan": None, "results": log, "skipped": _short(exc)}
+        plan = plan_pass(records, requests, slurm, instances, cfg, now)
+        if dry_run:
+            return {"plan": plan, "results": [], "skipped": None}
+        new = plan["records"]
+        save_records(state_file, new)  # write ahead: a crash from here on resumes, never repeats blindly
+        for f in files:  # the requests are in the records now
+            os.unlink(f)
+        for req in requests:
+            audit(path, log, now, node=None, action="request", result=req["action"], nodes=req["nodes"])
+        actor = Actor(cfg, run, clients)
+        for act in plan["actions"]:
+            node = act["node"]
+            rec = new.setdefault(node, {}) if act["do"] in ("launch", "bootstrap") else new.get(node, {})
+            args = {k: v for k, v in act.items() if k not in ("node", "do")}
+            entry = {"node": node, "action": act["do"], "phase": rec.get("phase"), **args}
+            entry.pop("token", None)
+            try:
+                entry.update(result="ok", detail=getattr(actor, act["do"])(node, rec, **args))
+            except Exception as exc:
+                entry.update(result="error", error=_short(exc))
+            if rec.get("phase") == "failed":
+                new.pop(node, None)
+            save_records(state_file, new)
+            audit(path, log, now, **entry)
+        for note in plan["notes"]:
+            audit(path, log, now, node=None, action="note", result=note)
+        return {"plan": plan, "results": log, "skipped": None}
+    finally:
+        os.close(lock_fd)
+
+
+def make_clients(cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+    if not _oci_auth.HAS_OCI:
+        return None
+    oci = _oci_auth.oci
+    o = cfg.get("oci") or {}
+    auth = _oci_auth.resolve_auth(o)
+    retry = _oci_auth.retry_strategy(max_attempts=int(cfg.get("oci_attempts") or 3), max_wait_s=5)
+    region, endpoint = o.get("region"), o.get("service_endpoint")
+
+    def make(cls: Any, strategy: Any = retry) -> Any:
+        return _oci_auth.make_client(cls, auth, region=region, endpoint=endpoint, retry=strategy)
+
+    return {
+        # launches are not retried on capacity errors (they must fail at once and name the shape)
+        "compute": make(oci.core.ComputeClient, _compute.launch_retry_strategy()),
+        "network": make(oci.core.VirtualNetworkClient),
+        "compute_management": make(oci.core.ComputeManagementClient),
+    }
+
+
+def load_config(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            given = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise AgentError(f"power settings {path}: {exc}") from exc
+    cfg = dict(CONFIG_DEFAULTS)
+    cfg.update(given)
+    for key in ("cluster", "nodesets", "controllers"):
+        if not cfg.get(key):
+            raise AgentError(f"power settings {path}: {key} is required")
+    return cfg
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="oci-gpu-power", description="One pass of the elastic capacity agent.")
+    ap.add_argument("--config", default="/etc/oci-gpu-power/settings.json")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
+    args = ap.parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+        out = run_pass(cfg, clients=make_clients(cfg), dry_run=args.dry_run)
+    except (AgentError, _oci_auth.OciAuthError) as exc:
+        sys.stderr.write(json.dumps({"error": str(exc)}) + "\n")
+        return 2
+    plan = out["plan"] or {}
+    summary = {
+        "dry_run": args.dry_run,
+        "skipped": out["skipped"],
+        "actions": [{k: v for k, v in a.items() if k != "token"} for a in plan.get("actions", [])],
+        "notes": plan.get("notes", []),
+        "results": out["results"],
+    }
+    sys.stdout.write(json.dumps(summary, sort_keys=True, default=str) + "\n")
+    return 1 if any(r.get("result") == "error" for r in out["results"]) else 0

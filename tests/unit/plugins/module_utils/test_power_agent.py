@@ -1,0 +1,237 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The elastic capacity agent (power/_agent) against the OCI emulator through the real ``oci`` SDK,
+with a Slurm stand-in answering ``scontrol`` as Slurm does for cloud nodes and an SSH stand-in that
+records what the bootstrap sends. What OCI did is read from the emulator, never from the agent."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[4]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.power import _agent  # noqa: E402
+from tests.oci_emulator import Emulator, Tenancy, generate, write_oci_config  # noqa: E402
+
+SHAPE = "BM.GPU.H100.8"
+NODES = ["eh-1", "eh-2"]
+MUNGE = b"\x01secret-munge-key\xff" * 8
+
+
+class FakeSlurm:
+    """Cloud nodes as scontrol shows them, and every write; ``ssh`` calls are recorded with their stdin."""
+
+    def __init__(self) -> None:
+        self.nodes = {n: {"state": "IDLE", "flags": ["CLOUD", "POWERED_DOWN"], "reason": ""} for n in NODES}
+        self.nodes["gpu1"] = {"state": "IDLE", "flags": [], "reason": ""}
+        self.writes: list[list[str]] = []
+        self.ssh: list[tuple[list[str], str]] = []
+        self.fail_show = ""
+
+    def __call__(self, argv: list[str], timeout: float, stdin: str | None) -> tuple[int, str, str]:
+        argv = list(argv)
+        if argv[0] == "ssh":
+            self.ssh.append((argv, stdin or ""))
+            return 0, "", ""
+        if argv[1:3] == ["show", "node"]:
+            if self.fail_show:
+                return 1, "", self.fail_show
+            out = []
+            for name, n in self.nodes.items():
+                out.append(
+                    f"NodeName={name} Arch=x86_64\n   State={'+'.join([n['state'], *n['flags']])} ThreadsPerCore=1"
+                )
+                if n["reason"]:
+                    out.append(f"   Reason={n['reason']} [slurm@2026-12-06T10:00:00]")
+            return 0, "\n".join(out) + "\n", ""
+        self.writes.append(argv)
+        kv = dict(a.split("=", 1) for a in argv[2:] if "=" in a)
+        node = self.nodes[kv["NodeName"]]
+        if kv.get("State") == "DOWN":
+            node.update(state="DOWN", flags=["CLOUD"], reason=kv["Reason"])
+        elif kv.get("State") == "POWER_DOWN_FORCE":
+            node.update(flags=["CLOUD", "POWERED_DOWN"], reason=kv["Reason"])
+        return 0, "", ""
+
+    def powering_up(self, *names: str) -> None:
+        for n in names:
+            self.nodes[n].update(state="ALLOCATED", flags=["CLOUD", "POWERING_UP"])
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Any:
+    tenancy = Tenancy(generate(seed=7, hosts=1, compartments=1, regions=1))
+    creds = write_oci_config(tmp_path / "oci", tenancy.id, tenancy.home_region)
+    em = Emulator(tenancy, {creds.key_id: creds.public_pem}, launch_delay_s=0.02, terminate_delay_s=0.02)
+    endpoint = em.start()[tenancy.home_region]
+    region = tenancy.regions[tenancy.home_region]
+    comp = region.instances[0]["compartmentId"]
+    (tmp_path / "id_ed25519.pub").write_text("ssh-ed25519 AAAAC3lab root@ctl\n")
+    (tmp_path / "munge.key").write_bytes(MUNGE)
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    cfg_file = tmp_path / "settings.json"
+    cfg_file.write_text(
+        json.dumps(
+            {
+                "cluster": "lab",
+                "controllers": ["ctl"],
+                "oci": {
+                    "config_file": str(creds.config_file),
+                    "config_profile": creds.profile,
+                    "service_endpoint": endpoint,
+                },
+                "nodesets": {
+                    "eh": {
+                        "nodes": "eh-[1-2]",
+                        "shape": SHAPE,
+                        "compartment_id": comp,
+                        "availability_domain": region.ads[0],
+                        "subnet_id": region.subnets[0]["id"],
+                        "image_id": "ocid1.image.oc1..lab",
+                    }
+                },
+                "spool_dir": str(spool),
+                "state_file": str(tmp_path / "state" / "state.json"),
+                "audit_log": str(tmp_path / "log" / "audit.jsonl"),
+                "ssh_key": str(tmp_path / "id_ed25519"),
+                "munge_key": str(tmp_path / "munge.key"),
+                "orphan_grace_s": 60,
+            }
+        )
+    )
+    cfg = _agent.load_config(str(cfg_file))
+    out = {"em": em, "cfg": cfg, "clients": _agent.make_clients(cfg), "slurm": FakeSlurm(), "region": region}
+    yield out
+    em.wait_idle()
+    em.stop()
+
+
+def one_pass(lab: dict, now: float) -> dict[str, Any]:
+    out = _agent.run_pass(lab["cfg"], run=lab["slurm"], clients=lab["clients"], now=now)
+    lab["em"].wait_idle()
+    return out
+
+
+def live(lab: dict) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for inst in lab["region"].instances:
+        if inst["id"].startswith("ocid1.instance.") and inst["lifecycleState"] not in ("TERMINATING", "TERMINATED"):
+            out.setdefault(inst["displayName"], []).append(inst["id"])
+    return {k: v for k, v in out.items() if k in NODES}
+
+
+def launches(lab: dict) -> list[dict[str, Any]]:
+    return [e for e in lab["em"].compute_log if e["event"] == "launch"]
+
+
+def audit(lab: dict) -> list[dict[str, Any]]:
+    path = Path(lab["cfg"]["audit_log"])
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def request(lab: dict, action: str, hostlist: str) -> None:
+    assert _agent.program_main(action, [hostlist], spool_dir=lab["cfg"]["spool_dir"]) == 0
+
+
+def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> None:
+    slurm, t = lab["slurm"], 1_000_000.0
+    slurm.powering_up(*NODES)
+    request(lab, "resume", "eh-[1-2]")
+    request(lab, "resume", "eh-1")  # a second resume for a node already launching
+    one_pass(lab, t)
+    assert sorted(live(lab)) == NODES and all(len(v) == 1 for v in live(lab).values())
+    inst = next(i for i in lab["region"].instances if i["displayName"] == "eh-1")
+    assert inst["definedTags"]["oci-gpu"] == {"cluster": "lab", "slurm-role": "compute"}
+    assert inst["metadata"]["ssh_authorized_keys"] == "ssh-ed25519 AAAAC3lab root@ctl"
+    assert inst["_vnics"][0]["hostnameLabel"] == "eh-1"
+    assert not list(Path(lab["cfg"]["spool_dir"]).iterdir())  # the requests were taken in
+
+    one_pass(lab, t + 5)  # RUNNING with an address: the bootstrap over SSH, the key on stdin only
+    assert len(slurm.ssh) == 2
+    argv, stdin = slurm.ssh[0]
+    key_b64 = __import__("base64").b64encode(MUNGE).decode()
+    assert key_b64 in stdin and key_b64 not in " ".join(argv) and "secret" not in " ".join(argv)
+    assert 'SLURMD_OPTIONS="--conf-server ctl -N eh-' in stdin
+    states = json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"]
+    assert {n: r["phase"] for n, r in states.items()} == {"eh-1": "up", "eh-2": "up"}
+    assert all(key_b64 not in json.dumps(line) for line in audit(lab))
+
+    request(lab, "resume", "eh-1")  # a resume for a node that has its instance: no launch
+    one_pass(lab, t + 10)
+    assert len(launches(lab)) == 2 and len(slurm.ssh) == 2
+
+    request(lab, "suspend", "eh-[1-2]")
+    one_pass(lab, t + 600)
+    assert live(lab) == {}
+    one_pass(lab, t + 605)
+    assert json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"] == {}
+    assert [a["action"] for a in audit(lab) if a["node"] == "eh-2"] == ["launch", "bootstrap", "terminate"]
+
+
+def test_a_capacity_error_downs_the_node_with_the_reason_and_leaves_no_instance(lab: dict) -> None:
+    lab["em"].knobs.route_faults = {
+        "LaunchInstance": {"status": 500, "code": "InternalError", "message": "Out of host capacity."}
+    }
+    lab["slurm"].powering_up("eh-1")
+    request(lab, "resume", "eh-1")
+    one_pass(lab, 2_000_000.0)
+    node = lab["slurm"].nodes["eh-1"]
+    assert node["state"] == "DOWN"
+    assert node["reason"] == (
+        f"oci_gpu-power: no capacity for {SHAPE} in {lab['cfg']['nodesets']['eh']['availability_domain']}: "
+        "Out of host capacity."
+    )
+    assert live(lab) == {} and launches(lab) == []
+    one_pass(lab, 2_000_010.0)  # down by the agent: no launch loop
+    assert launches(lab) == [] and json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"] == {}
+
+
+def test_a_pass_that_cannot_read_slurm_does_nothing_and_keeps_the_requests(lab: dict) -> None:
+    lab["slurm"].fail_show = "slurm_load_node error: Unable to contact slurm controller"
+    request(lab, "resume", "eh-1")
+    out = one_pass(lab, 3_000_000.0)
+    assert out["skipped"].startswith("scontrol show node: rc 1") and launches(lab) == []
+    assert len(list(Path(lab["cfg"]["spool_dir"]).iterdir())) == 1
+    assert audit(lab)[-1]["result"] == "nothing done"
+
+
+def test_reconcile_terminates_an_orphan_after_grace_and_powers_down_a_node_without_instance(lab: dict) -> None:
+    slurm, t = lab["slurm"], 4_000_000.0
+    slurm.powering_up("eh-1")
+    request(lab, "resume", "eh-1")
+    one_pass(lab, t)
+    one_pass(lab, t + 5)
+    # slurmctld lost the node (restarted, state gone): powered down, no request, the instance runs on
+    slurm.nodes["eh-1"].update(state="IDLE", flags=["CLOUD", "POWERED_DOWN"])
+    created = next(i for i in lab["region"].instances if i["displayName"] == "eh-1")["timeCreated"]
+    assert created  # the grace counts from the instance's creation
+    out = one_pass(lab, 1e12)  # long past the grace
+    assert live(lab) == {}
+    assert [a for a in out["results"] if a["action"] == "terminate"][0]["why"] == "reconcile: the node is powered down"
+    # a node Slurm counts as up, with no instance and nothing under way: powered down
+    slurm.nodes["eh-2"].update(state="IDLE", flags=["CLOUD"])
+    one_pass(lab, 1e12 + 5)
+    assert slurm.writes[-1][:4] == ["scontrol", "update", "NodeName=eh-2", "State=POWER_DOWN_FORCE"]
+
+
+def test_a_node_left_powering_up_without_a_request_is_launched(lab: dict) -> None:
+    """slurmctld restarted while a resume was in flight and the request never came: the node still shows
+    POWERING_UP, so the pass launches it (once)."""
+    lab["slurm"].powering_up("eh-2")
+    one_pass(lab, 5_000_000.0)
+    one_pass(lab, 5_000_001.0)
+    assert list(live(lab)) == ["eh-2"] and len(launches(lab)) == 1
+
+
+def test_the_programs_refuse_a_bad_hostlist(lab: dict, capsys: Any) -> None:
+    assert _agent.program_main("resume", ["eh-[1-"], spool_dir=lab["cfg"]["spool_dir"]) == 1
+    assert "bad hostlist" in capsys.readouterr().err
+    assert _agent.program_main("resume", [], spool_dir=lab["cfg"]["spool_dir"]) == 2
