@@ -215,7 +215,7 @@ def test_reconcile_terminates_an_orphan_after_grace_and_powers_down_a_node_witho
     assert created  # the grace counts from the instance's creation
     out = one_pass(lab, 1e12)  # long past the grace
     assert live(lab) == {}
-    assert [a for a in out["results"] if a["action"] == "terminate"][0]["why"] == "reconcile: the node is powered down"
+    assert next(a for a in out["results"] if a["action"] == "terminate")["why"] == "reconcile: the node is powered down"
     # a node Slurm counts as up, with no instance and nothing under way: powered down
     slurm.nodes["eh-2"].update(state="IDLE", flags=["CLOUD"])
     one_pass(lab, 1e12 + 5)
