@@ -213,7 +213,8 @@ class LabHook:
             self._enable_cloud_init(container)
             labctl.podman("start", container)
             labctl.wait_booted(container)
-            labctl.setup_node(self.lab, node, lab.get("exports"))
+            keys = str((inst.get("metadata") or {}).get("ssh_authorized_keys") or "")
+            labctl.setup_node(self.lab, node, lab.get("exports"), extra_keys=keys)
             cloud_init = self._cloud_init_status(container)
             net = labctl.container_net(container)
 

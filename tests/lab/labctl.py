@@ -448,8 +448,11 @@ def node_payload(
     return {"files": files, "devices": devices, "remove_devices": remove, "pre_commands": pre, "post_commands": post}
 
 
-def setup_node(lab: str, node: dict[str, Any], exports: list[str] | None = None) -> None:
-    payload = node_payload(lab, node, exports, ssh_pubkey(lab))
+def setup_node(lab: str, node: dict[str, Any], exports: list[str] | None = None, extra_keys: str = "") -> None:
+    """``extra_keys``: the instance's ``ssh_authorized_keys`` metadata (a launched node), which an OCI image's
+    cloud-init gives the default user, as the lab's key is."""
+    pubkey = ssh_pubkey(lab).strip() + ("\n" + extra_keys.strip() if extra_keys.strip() else "")
+    payload = node_payload(lab, node, exports, pubkey)
     podman("exec", "-i", node["container"], "python3", "-c", NODE_SETUP, stdin=json.dumps(payload))
     node["host_key"] = host_key(node["container"])
 

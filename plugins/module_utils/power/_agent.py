@@ -52,11 +52,14 @@ from typing import TYPE_CHECKING, Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.power._request import (
+    ACTIONS,
+    AgentError,
+)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
 
 PREFIX = "oci_gpu-power:"
-ACTIONS = ("resume", "suspend", "resume-fail")
 LIVE_STATES = ("PROVISIONING", "STARTING", "RUNNING", "STOPPING", "STOPPED", "CREATING_IMAGE", "MOVING")
 
 CONFIG_DEFAULTS: dict[str, Any] = {
@@ -88,46 +91,6 @@ CONFIG_DEFAULTS: dict[str, Any] = {
 
 if TYPE_CHECKING:
     Runner = Callable[[Sequence[str], float, "str | None"], tuple[int, str, str]]
-
-
-class AgentError(Exception):
-    """A configuration or state problem with a message fit for the log."""
-
-
-# -- the programs slurmctld runs ---------------------------------------------------------------------
-def write_request(spool_dir: str, action: str, hostlist: str, now: float | None = None) -> str:
-    """Write one request file atomically; returns its path. Raises AgentError on a bad hostlist."""
-    if action not in ACTIONS:
-        raise AgentError(f"unknown action {action!r}")
-    try:
-        nodes = expand(hostlist)
-    except HostlistError as exc:
-        raise AgentError(f"{action}: bad hostlist {hostlist!r}: {exc}") from exc
-    stamp = time.time() if now is None else now
-    name = f"{int(stamp * 1000):015d}-{os.getpid()}-{uuid.uuid4().hex[:8]}.json"
-    tmp = os.path.join(spool_dir, "." + name)
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"action": action, "nodes": nodes, "time": stamp}, fh)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(tmp, 0o640)
-    final = os.path.join(spool_dir, name)
-    os.replace(tmp, final)
-    return final
-
-
-def program_main(action: str, argv: Sequence[str] | None = None, spool_dir: str | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if len(args) != 1:
-        sys.stderr.write(f"usage: oci-gpu-power-{action} HOSTLIST\n")
-        return 2
-    try:
-        path = write_request(spool_dir or CONFIG_DEFAULTS["spool_dir"], action, args[0])
-    except (AgentError, OSError) as exc:
-        sys.stderr.write(f"oci-gpu-power-{action}: {exc}\n")
-        return 1
-    sys.stdout.write(f"oci-gpu-power-{action}: request {os.path.basename(path)} for {args[0]}\n")
-    return 0
 
 
 def read_requests(spool_dir: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -627,6 +590,10 @@ def load_config(path: str) -> dict[str, Any]:
     for key in ("cluster", "nodesets", "controllers"):
         if not cfg.get(key):
             raise AgentError(f"power settings {path}: {key} is required")
+    if isinstance(cfg["nodesets"], list):  # slurm_elastic_nodesets as the site wrote them
+        cfg["nodesets"] = {
+            str(ns["name"]): {**ns, "nodes": f"{ns['name']}-[1-{int(ns['count'])}]"} for ns in cfg["nodesets"]
+        }
     return cfg
 
 

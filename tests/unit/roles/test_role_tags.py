@@ -33,6 +33,7 @@ SUB_TAGS = {
     "slurm": {"install", "configure", "service"},
     "tenants": {"configure"},
     "repair": {"install", "configure"},
+    "elastic": {"install", "configure"},
 }
 READ_BY_LATER_STEPS = {
     "slurm": {

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.power import _agent  # noqa: E402
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.power import _agent, _request  # noqa: E402
 from tests.oci_emulator import Emulator, Tenancy, generate, write_oci_config  # noqa: E402
 
 SHAPE = "BM.GPU.H100.8"
@@ -138,7 +138,7 @@ def audit(lab: dict) -> list[dict[str, Any]]:
 
 
 def request(lab: dict, action: str, hostlist: str) -> None:
-    assert _agent.program_main(action, [hostlist], spool_dir=lab["cfg"]["spool_dir"]) == 0
+    assert _request.program_main(action, [hostlist], spool_dir=lab["cfg"]["spool_dir"]) == 0
 
 
 def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> None:
@@ -232,6 +232,6 @@ def test_a_node_left_powering_up_without_a_request_is_launched(lab: dict) -> Non
 
 
 def test_the_programs_refuse_a_bad_hostlist(lab: dict, capsys: Any) -> None:
-    assert _agent.program_main("resume", ["eh-[1-"], spool_dir=lab["cfg"]["spool_dir"]) == 1
+    assert _request.program_main("resume", ["eh-[1-"], spool_dir=lab["cfg"]["spool_dir"]) == 1
     assert "bad hostlist" in capsys.readouterr().err
-    assert _agent.program_main("resume", [], spool_dir=lab["cfg"]["spool_dir"]) == 2
+    assert _request.program_main("resume", [], spool_dir=lab["cfg"]["spool_dir"]) == 2
