@@ -32,7 +32,7 @@ import labtest  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
 
-NAME = f"cap{os.getpid() % 100000}"
+NAME = os.environ.get("OCI_GPU_LAB_DEBUG_KEEP") or f"cap{os.getpid() % 100000}"
 SHAPE = "BM.GPU.H100.8"
 STATE = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab")) / "labs" / NAME
 TICK_JOB = "i=0; while [ ! -e /var/tmp/cap-stop ]; do echo tick $i; i=$((i+1)); sleep 1; done"
@@ -121,6 +121,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
             "capacity_poll_interval": 0.5,
         }
         (work / "capacity.json").write_text(json.dumps(capacity))
+        # two elastic nodes from the start (idle~, no instance), for the elastic test; lab timings, by variables
+        (inv / "group_vars" / "all" / "elastic.yml").write_text(
+            json.dumps(
+                {
+                    "slurm_elastic_nodesets": [cloud.elastic_nodeset(info, "eh", 2, SHAPE)],
+                    "slurm_power_saving": {"suspend_time": 15, "suspend_timeout": 20, "resume_timeout": 240},
+                }
+            )
+        )
         base = playbook(inv, work, "oci_gpu.cluster.slurm")
         assert base.returncode == 0, base.stdout[-6000:]
         job = on_ctl(
@@ -128,8 +137,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
         )
         yield {"info": info, "inv": inv, "work": work, "job": job, "base_s": time.monotonic() - started}
     finally:
-        down = labtest.run_lab("down", "--name", NAME)
-        assert down.returncode == 0, down.stdout + down.stderr
+        # OCI_GPU_LAB_DEBUG_KEEP=<name>: the lab stays for debugging by hand (`lab down --name <name>` after)
+        if os.environ.get("OCI_GPU_LAB_DEBUG_KEEP") != NAME:
+            down = labtest.run_lab("down", "--name", NAME)
+            assert down.returncode == 0, down.stdout + down.stderr
         print(f"\nlab cloud capacity test: {time.monotonic() - started:.0f} s in all")
 
 
@@ -596,3 +607,145 @@ def test_remove_drains_takes_the_node_out_and_terminates_it(cluster: dict[str, A
     assert numbers == list(range(len(numbers))) and len(numbers) > 30
     state = on_ctl("sacct", "-n", "-X", "-j", cluster["job"], "-o", "State").split()
     assert state == ["COMPLETED"]
+
+
+def eh_instances(c: dict[str, Any]) -> dict[str, list[str]]:
+    """The live instances of the elastic nodes, by name, as the emulator holds them."""
+    out: dict[str, list[str]] = {}
+    for i in emulator(c["info"], "/_emulator/instances"):
+        if i["displayName"].startswith("eh-") and i["lifecycleState"] not in ("TERMINATING", "TERMINATED"):
+            out.setdefault(i["displayName"], []).append(i["id"])
+    return out
+
+
+def eh_containers() -> list[str]:
+    names = podman("ps", "-a", "--format", "{{.Names}}").stdout.split()
+    return sorted(n for n in names if n.startswith(f"{NAME}-eh-"))
+
+
+def eh_launches(c: dict[str, Any]) -> list[str]:
+    log = emulator(c["info"], "/_emulator/compute-log")
+    return [e["displayName"] for e in log if e["event"] == "launch" and str(e.get("displayName")).startswith("eh-")]
+
+
+def power_audit() -> list[dict[str, Any]]:
+    out = podman("exec", f"{NAME}-ctl", "cat", "/var/log/oci-gpu-power/audit.jsonl").stdout
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+def flags(node: str) -> str:
+    return node_line(node).split("State=", 1)[1].split()[0]
+
+
+def test_elastic_nodes_power_up_for_a_job_and_nothing_is_orphaned(cluster: dict[str, Any]) -> None:
+    """Two elastic nodes start idle~ with no instance. sbatch -N2 on them: both are launched, slurmctld is
+    restarted while the resume is in flight, the nodes join (configless, no edit elsewhere) and the job
+    completes; a second resume for a running node launches nothing; after SuspendTime both are terminated
+    and their containers are gone. A capacity error downs the node with the shape and OCI's message, the
+    job is requeued and no instance remains. Orphans are counted after each step: 0."""
+    info, work = cluster["info"], cluster["work"]
+    settings = {
+        **cloud.elastic_settings(info, NAME),
+        "elastic_interval_s": 2,
+        "elastic_orphan_grace_s": 20,
+        # a container reports the host's boot time: slurmd -b says it booted, or slurmctld waits for a boot
+        # that never comes (a powering-up node must report a boot newer than the resume)
+        "elastic_slurmd_options": "-b",
+    }
+    (work / "elastic.json").write_text(json.dumps(settings))
+    started = time.monotonic()
+    res = playbook(cluster["inv"], work, "oci_gpu.cluster.elastic", "-e", f"@{work / 'elastic.json'}")
+    assert res.returncode == 0, res.stdout[-6000:]
+    assert "PRIVATE KEY" not in res.stdout and settings["elastic_oci_api_key"]["key_file"] not in res.stdout
+    print(f"\nelastic installed: {time.monotonic() - started:.0f} s")
+    steps: dict[str, float] = {}
+    orphans: dict[str, int] = {}
+    try:
+        for n in ("eh-1", "eh-2"):
+            assert "POWERED_DOWN" in flags(n) and "CLOUD" in flags(n), node_line(n)
+        assert eh_instances(cluster) == {} and eh_containers() == []
+        conf = on_ctl("cat", "/etc/slurm/slurm.conf")
+        assert "SuspendExcNodes=gpu[1,3-4]" in conf and "ResumeTimeout=240" in conf
+
+        t0 = time.monotonic()
+        job = on_ctl(
+            "sbatch",
+            "--parsable",
+            "-N2",
+            "-w",
+            "eh-[1-2]",
+            "--chdir=/tmp",
+            "-o",
+            "/var/tmp/eh.out",
+            "--wrap",
+            "srun hostname; sleep 3",
+        )
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not all("POWERING_UP" in flags(n) for n in ("eh-1", "eh-2")):
+            time.sleep(0.5)
+        assert all("POWERING_UP" in flags(n) for n in ("eh-1", "eh-2")), (
+            node_line("eh-1") + on_ctl("tail", "-n", "25", "/var/log/slurm/slurmctld.log") + str(power_audit()[-5:])
+        )
+        podman("exec", f"{NAME}-ctl", "systemctl", "restart", "slurmctld")  # a resume in flight
+        end = time.monotonic() + 240
+        while time.monotonic() < end and on_ctl("squeue", "-h", "-j", job, "-o", "%T") in ("PENDING", "CONFIGURING"):
+            time.sleep(1)
+        steps["idle~ to job running"] = time.monotonic() - t0
+        assert on_ctl("squeue", "-h", "-j", job, "-o", "%T") in ("RUNNING", "COMPLETING", ""), power_audit()[-6:]
+        # a second resume for a node that has its instance launches nothing
+        on_ctl("runuser", "-u", "slurm", "--", "/usr/local/sbin/oci-gpu-power-resume", "eh-1")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and on_ctl("sacct", "-n", "-X", "-j", job, "-o", "State").strip() != "COMPLETED":
+            time.sleep(1)
+        assert on_ctl("sacct", "-n", "-X", "-j", job, "-o", "State").split() == ["COMPLETED"]
+        out = podman("exec", f"{NAME}-eh-1", "cat", "/var/tmp/eh.out").stdout.split()
+        assert sorted(out) == ["eh-1", "eh-2"], out
+        time.sleep(3)
+        assert sorted(eh_launches(cluster)) == ["eh-1", "eh-2"]  # one launch each, the restart and resume included
+        orphans["after the job"] = sum(len(v) - 1 for v in eh_instances(cluster).values())
+
+        t1 = time.monotonic()
+        end = time.monotonic() + 120
+        while time.monotonic() < end and (eh_instances(cluster) or eh_containers()):
+            time.sleep(1)
+        steps["idle to terminated"] = time.monotonic() - t1
+        assert eh_instances(cluster) == {} and eh_containers() == [], power_audit()[-6:]
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not all("POWERED_DOWN" in flags(n) for n in ("eh-1", "eh-2")):
+            time.sleep(1)
+        assert all("POWERED_DOWN" in flags(n) for n in ("eh-1", "eh-2")), node_line("eh-1")
+        orphans["after suspend"] = len(eh_instances(cluster)) + len(eh_containers())
+
+        # OCI has no capacity: the node is down with the shape and OCI's message, the job waits, nothing runs
+        emulator(
+            info,
+            "/_emulator/knobs",
+            {
+                "route_faults": {
+                    "LaunchInstance": {"status": 500, "code": "InternalError", "message": "Out of host capacity."}
+                }
+            },
+        )
+        t2 = time.monotonic()
+        job2 = on_ctl("sbatch", "--parsable", "-w", "eh-1", "--chdir=/tmp", "--wrap", "hostname")
+        end = time.monotonic() + 60
+        while time.monotonic() < end and not node_line("eh-1").split("State=", 1)[1].startswith("DOWN"):
+            time.sleep(1)
+        steps["capacity error to node down"] = time.monotonic() - t2
+        line = node_line("eh-1")
+        assert line.split("State=", 1)[1].startswith("DOWN"), line
+        assert f"Reason=oci_gpu-power: no capacity for {SHAPE} in {info['availability_domain']}: Out of host" in line
+        assert on_ctl("squeue", "-h", "-j", job2, "-o", "%T") == "PENDING"
+        # no instance, and no launch beyond the job's two (OCI answered the third with its error)
+        assert eh_instances(cluster) == {} and sorted(eh_launches(cluster)) == ["eh-1", "eh-2"]
+        on_ctl("scancel", job2)
+        orphans["after the capacity error"] = len(eh_instances(cluster)) + len(eh_containers())
+        assert orphans == {"after the job": 0, "after suspend": 0, "after the capacity error": 0}, orphans
+        actions = [(a.get("node"), a["action"], a.get("result")) for a in power_audit() if a.get("node")]
+        assert ("eh-1", "launch", "ok") in actions and ("eh-1", "terminate", "ok") in actions, actions
+        for label, secs in steps.items():
+            print(f"elastic: {label}: {secs:.0f} s")
+        print(f"elastic: orphans {orphans}")
+    finally:
+        emulator(info, "/_emulator/knobs", {"route_faults": {}})
+        podman("exec", f"{NAME}-ctl", "systemctl", "stop", "oci-gpu-power.timer", "oci-gpu-power.path")

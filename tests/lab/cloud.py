@@ -93,6 +93,37 @@ def repair_settings(info: dict[str, Any], cluster: str) -> dict[str, Any]:
     }
 
 
+def elastic_settings(info: dict[str, Any], cluster: str) -> dict[str, Any]:
+    """The elastic role's variables that point its agent at this lab cloud (as repair_settings does)."""
+    r = repair_settings(info, cluster)
+    return {
+        "elastic_cluster": cluster,
+        "elastic_oci": {k: v for k, v in r["repair_oci"].items() if k != "compartment_id"},
+        "elastic_oci_api_key": r["repair_oci_api_key"],
+        "elastic_sdk_from": r["repair_sdk_from"],
+    }
+
+
+def elastic_nodeset(info: dict[str, Any], name: str, count: int, shape: str) -> dict[str, Any]:
+    """A node set that launches into this lab cloud, sized to a lab container (2 CPUs, a little memory)."""
+    return {
+        "name": name,
+        "count": count,
+        "shape": shape,
+        "compartment_id": info["compartment_id"],
+        "availability_domain": info["availability_domain"],
+        "subnet_id": info["subnet_id"],
+        "image_id": "ocid1.image.oc1..oci-gpu-lab-debian",
+        "cpus": 2,
+        "sockets": 1,
+        "cores_per_socket": 2,
+        "threads_per_core": 1,
+        "real_memory": 2000,
+        # a lab node boots in seconds; the lab's ResumeTimeout is set from this
+        "boot_time_s": 60,
+    }
+
+
 def _log(msg: str) -> None:
     print(f"lab cloud: {msg}", flush=True)
 

@@ -43,6 +43,7 @@ import base64
 import fcntl
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -87,6 +88,8 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     # ResumeTimeout; slurmctld then runs ResumeFailProgram, which terminates it)
     "resume_timeout_s": 1800,
     "user_data": "",
+    # more slurmd options on the new node (after --conf-server and -N)
+    "slurmd_options": "",
 }
 
 if TYPE_CHECKING:
@@ -453,7 +456,11 @@ class Actor:
         except OSError as exc:
             raise AgentError(f"munge key {self.cfg['munge_key']}: {exc.strerror}") from exc
         servers = ",".join(self.cfg["controllers"])
-        script = BOOTSTRAP.replace("@SERVERS@", servers).replace("@NODE@", node)
+        extra = str(self.cfg.get("slurmd_options") or "").strip()
+        options = f"--conf-server {servers} -N {node}" + (f" {extra}" if extra else "")
+        if not re.fullmatch(r"[A-Za-z0-9 ._:,=/@+-]*", options):
+            raise AgentError(f"slurmd_options {extra!r}: letters, digits, spaces and ._:,=/@+- only")
+        script = BOOTSTRAP.replace("@OPTIONS@", options)
         known = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts")
         argv = [
             "ssh",
@@ -481,20 +488,26 @@ class Actor:
 # The node side of the join (run as root through sudo; the munge key arrives on stdin, first line).
 BOOTSTRAP = r"""set -eu
 umask 077
-if ! command -v slurmd >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge slurmd >/dev/null
+if ! command -v slurmd >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1 || ! command -v srun >/dev/null 2>&1; then
+  # no daemon starts from the packages' scripts: slurmd without its options would wait for a configuration forever
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod 0755 /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q munge slurmd slurm-client >/dev/null
+  rm -f /usr/sbin/policy-rc.d
 fi
 install -d -m 0700 -o munge -g munge /etc/munge
 printf '%s' "$MUNGE_KEY_B64" | base64 -d > /etc/munge/.munge.key.new
+unset MUNGE_KEY_B64
 chown munge:munge /etc/munge/.munge.key.new
 chmod 0400 /etc/munge/.munge.key.new
 mv -f /etc/munge/.munge.key.new /etc/munge/munge.key
-unset MUNGE_KEY_B64
 systemctl restart munge
 rm -f /etc/slurm/slurm.conf
-printf 'SLURMD_OPTIONS="--conf-server @SERVERS@ -N @NODE@"\n' > /etc/default/slurmd
+printf 'SLURMD_OPTIONS="@OPTIONS@"\n' > /etc/default/slurmd
 systemctl enable slurmd >/dev/null 2>&1 || true
-systemctl restart slurmd
+# slurmd reports ready once it has its configuration; Slurm's ResumeTimeout judges the rest
+systemctl restart --no-block slurmd
 """
 
 

@@ -69,9 +69,13 @@ POWER_DEFAULTS: dict[str, Any] = {
 BOOT_TIME_S = {"bare_metal": 1200, "vm": 300, "vm_flex": 300}
 # what a node needs after its instance runs: the controller's bootstrap (munge key, slurmd) and registration
 JOIN_MARGIN_S = 120
-# words SlurmctldParameters needs for cloud nodes: the address a node registers from becomes its NodeAddr
-# (no DNS, no edit on any other host); a powered-down node is idle again, so a failed one can be resumed
-SLURMCTLD_WORDS = ("cloud_reg_addrs", "idle_on_node_suspend")
+# words SlurmctldParameters needs for cloud nodes: a new node fetches its configuration from slurmctld
+# (configless), the address it registers from becomes its NodeAddr (no DNS, no edit on any other host), and a
+# powered-down node is idle again, so a failed one can be resumed
+SLURMCTLD_WORDS = ("enable_configless", "cloud_reg_addrs", "idle_on_node_suspend")
+# from this release slurmctld takes a cloud node's address from its registration by itself, and calls the word
+# defunct (it says so in its log on every start)
+REG_ADDRS_BUILT_IN = (24, 11)
 # a tree width above any node count: slurmd forwards no messages, since elastic nodes are not in DNS
 TREE_WIDTH = 65533
 
@@ -261,6 +265,7 @@ def plan_elastic(
     config: Mapping[str, Any] | None = None,
     where: str = "",
     memory_reserve_mb: int = 1024,
+    version: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """The elastic part of the cluster plan: ``records`` (the cloud nodes' NodeName records), ``config``
     (slurm.conf keys to merge under the site's ``slurm_config``), ``names`` and the normalised
@@ -340,7 +345,8 @@ def plan_elastic(
         conf["SuspendExcParts"] = ",".join(_words(p["exclude_partitions"]))
     cfg = {str(k).lower(): v for k, v in (config or {}).items()}
     words = _words(cfg.get("slurmctldparameters"))
-    conf["SlurmctldParameters"] = ",".join(words + [w for w in SLURMCTLD_WORDS if w not in words])
+    needed = [w for w in SLURMCTLD_WORDS if not (w == "cloud_reg_addrs" and version and version >= REG_ADDRS_BUILT_IN)]
+    conf["SlurmctldParameters"] = ",".join(words + [w for w in needed if w not in words])
     private = _words(cfg.get("privatedata"))
     conf["PrivateData"] = ",".join(private + ([] if "cloud" in private else ["cloud"]))
     if "treewidth" not in cfg:

@@ -327,7 +327,9 @@ def _membership(hosts: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _elastic(cluster: Mapping[str, Any], static: Iterable[str]) -> dict[str, Any]:
+def _elastic(
+    cluster: Mapping[str, Any], static: Iterable[str], version: tuple[int, int] | None = None
+) -> dict[str, Any]:
     """The elastic node sets' records and power-saving keys (slurm/_elastic); raises SlurmPlanError."""
     try:
         return plan_elastic(
@@ -337,6 +339,7 @@ def _elastic(cluster: Mapping[str, Any], static: Iterable[str]) -> dict[str, Any
             cluster.get("config") or {},
             where=str(cluster.get("where") or ""),
             memory_reserve_mb=int(cluster.get("memory_reserve_mb") or 0),
+            version=version,
         )
     except ElasticError as exc:
         raise SlurmPlanError(exc.problems) from None
@@ -625,7 +628,7 @@ def plan_cluster(
     }
     # Elastic nodes (State=CLOUD) have no host: their records come from their node sets.
     try:
-        elastic = _elastic(cluster, compute)
+        elastic = _elastic(cluster, compute, version)
     except SlurmPlanError as exc:
         problems.extend(exc.problems)
         elastic = {"records": [], "names": [], "config": {}, "nodesets": [], "settings": {}}

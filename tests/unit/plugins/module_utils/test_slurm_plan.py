@@ -787,7 +787,8 @@ def test_cloud_nodes_come_from_the_shape_and_static_nodes_are_never_suspended() 
     assert keys["suspendprogram"] == "/usr/local/sbin/oci-gpu-power-suspend"
     assert keys["resumefailprogram"] == "/usr/local/sbin/oci-gpu-power-resume-fail"
     assert (keys["resumetimeout"], keys["suspendtime"], keys["suspendtimeout"]) == ("1800", "600", "300")
-    assert keys["slurmctldparameters"] == "cloud_reg_addrs,idle_on_node_suspend"
+    # 24.11 takes a cloud node's address from its registration by itself (cloud_reg_addrs is defunct there)
+    assert keys["slurmctldparameters"] == "enable_configless,idle_on_node_suspend"
     assert keys["privatedata"] == "cloud"
     assert keys["treewidth"] == "65533"
     # gres.conf names the cloud nodes' devices (no NVML plugin on the lab hosts)
@@ -804,8 +805,12 @@ def test_cloud_nodes_come_from_the_shape_and_static_nodes_are_never_suspended() 
 def test_the_site_keeps_its_own_words_and_configless() -> None:
     c = cluster(config={"SlurmUser": "slurm", "SlurmctldParameters": "enable_configless", "PrivateData": "jobs"})
     keys = parse_slurm_conf(plan_cluster(c, *whole_run())["files"]["slurm.conf"])["keys"]
-    assert keys["slurmctldparameters"] == "enable_configless,cloud_reg_addrs,idle_on_node_suspend"
+    assert keys["slurmctldparameters"] == "enable_configless,idle_on_node_suspend"
     assert keys["privatedata"] == "jobs,cloud"
+    h, probes = whole_run()
+    old = {k: {**v, "slurm_version": "22.05.8"} for k, v in probes.items()}
+    keys = parse_slurm_conf(plan_cluster(c, h, old)["files"]["slurm.conf"])["keys"]
+    assert keys["slurmctldparameters"] == "enable_configless,cloud_reg_addrs,idle_on_node_suspend"
 
 
 def test_a_partial_run_keeps_the_cloud_state_of_a_live_line() -> None:
