@@ -360,6 +360,11 @@ def plan_elastic(
     }
 
 
+def never_suspended(settings: Mapping[str, Any], static: Iterable[str]) -> str:
+    """``SuspendExcNodes``: every node slurm.conf defines that is not elastic, and the site's own."""
+    return compress(sorted(set(static) | set(_words(settings.get("exclude_nodes")))))
+
+
 def agent_nodesets(nodesets: list[Mapping[str, Any]]) -> dict[str, Any]:
     """What the power-saving agent needs per node set (launch keys and the node names), for its settings."""
     out = {}

@@ -50,6 +50,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import (
     ElasticError,
     agent_nodesets,
+    never_suspended,
     plan_elastic,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
@@ -636,6 +637,10 @@ def plan_cluster(
     # Outside a whole-cluster run an existing line never changes; a lost host keeps its line.
     merged = merge_records([*compute, *cloud], {**fresh, **cloud}, live, removed_on_purpose, keep_live=partial)
     nodes = {rec["name"]: rec for rec in merged["nodes"]}
+    if cloud:  # every defined node that is not elastic: the live lines kept and lost hosts too, not one removed
+        elastic["config"]["SuspendExcNodes"] = never_suspended(
+            elastic["settings"], [n for n, rec in nodes.items() if (rec.get("options") or {}).get("State") != "CLOUD"]
+        )
     kept, missing, added = merged["kept"], merged["missing"], merged["added"]
     orphans, removed = merged["orphans"], merged["removed"]
 

@@ -914,3 +914,11 @@ def test_overrides_fit_a_node_to_its_hardware() -> None:
         5,
     )
     assert rec["gpu_files"] == ["/dev/nvidia0", "/dev/nvidia1"]
+
+
+def test_a_node_removed_on_purpose_is_not_in_suspend_exc_nodes() -> None:
+    """SuspendExcNodes names only nodes slurm.conf defines: a removed one would be an unknown name there."""
+    h, probes = whole_run()
+    out = plan_cluster(cluster(nodes_removed=["gpu2"]), h, probes)
+    keys = parse_slurm_conf(out["files"]["slurm.conf"])["keys"]
+    assert keys["suspendexcnodes"] == "gpu1" and out["nodes"]["removed"] == ["gpu2"]
