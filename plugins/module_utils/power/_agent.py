@@ -318,8 +318,13 @@ def read_slurm(cfg: Mapping[str, Any], run: Runner, names: Iterable[str]) -> dic
     return nodes
 
 
-def read_instances(cfg: Mapping[str, Any], clients: Mapping[str, Any], names: Iterable[str]) -> dict[str, list]:
+def read_instances(
+    cfg: Mapping[str, Any], clients: Mapping[str, Any], names: Iterable[str], need_ip: Iterable[str] = ()
+) -> dict[str, list]:
+    """The cluster's live instances of the elastic nodes, by name; the address only of the nodes in ``need_ip``
+    (those being brought up: two calls each, so a pass over a large settled cluster costs ListInstances only)."""
     compute, network = clients["compute"], clients["network"]
+    need = set(need_ip)
     wanted = set(names)
     comps = sorted({ns["compartment_id"] for ns in cfg["nodesets"].values()})
     out: dict[str, list[dict[str, Any]]] = {}
@@ -333,10 +338,9 @@ def read_instances(cfg: Mapping[str, Any], clients: Mapping[str, Any], names: It
             out.setdefault(name, []).append(
                 {"id": inst["id"], "state": inst["lifecycle_state"], "created": _epoch(inst.get("time_created"))}
             )
-    # addresses of the running ones (a VNIC attachment each: at most the launches in flight)
     for name, insts in out.items():
         for i in insts:
-            if i["state"] == "RUNNING":
+            if i["state"] == "RUNNING" and name in need:
                 vnic = _compute.primary_vnic(compute, network, {"id": i["id"], "compartment_id": _comp_of(cfg, name)})
                 i["ip"] = (vnic or {}).get("private_ip")
     return out
@@ -537,7 +541,10 @@ def run_pass(
             slurm = read_slurm(cfg, run, names)
             if clients is None:
                 raise AgentError("no OCI client")
-            instances = read_instances(cfg, clients, names)
+            rising = {n for n, r in records.items() if r.get("phase") in ("launching", "bootstrapping")}
+            rising |= {n for req in requests if req["action"] == "resume" for n in req["nodes"]}
+            rising |= {n for n in names if _powering_up(slurm.get(n) or {})}
+            instances = read_instances(cfg, clients, names, rising)
         except Exception as exc:  # a pass that cannot read both sides destroys nothing; requests wait
             audit(path, log, now, node=None, action="pass", result="nothing done", problem=_short(exc))
             return {"plan": None, "results": log, "skipped": _short(exc)}

@@ -176,6 +176,22 @@ def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> No
     assert [a["action"] for a in audit(lab) if a["node"] == "eh-2"] == ["launch", "bootstrap", "terminate"]
 
 
+def test_a_settled_pass_reads_no_addresses(lab: dict) -> None:
+    """Once the nodes are up, a reconcile pass costs ListInstances: no VNIC lookups per running node."""
+    slurm, t = lab["slurm"], 1_500_000.0
+    slurm.powering_up(*NODES)
+    request(lab, "resume", "eh-[1-2]")
+    one_pass(lab, t)
+    one_pass(lab, t + 5)
+    for n in NODES:
+        slurm.nodes[n].update(state="IDLE", flags=["CLOUD"])
+    before = lab["em"].counter_snapshot()["by_op"]
+    one_pass(lab, t + 10)
+    after = lab["em"].counter_snapshot()["by_op"]
+    spent = {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+    assert spent == {"ListInstances": 1}, spent
+
+
 def test_a_capacity_error_downs_the_node_with_the_reason_and_leaves_no_instance(lab: dict) -> None:
     lab["em"].knobs.route_faults = {
         "LaunchInstance": {"status": 500, "code": "InternalError", "message": "Out of host capacity."}
