@@ -397,9 +397,16 @@ class Actor:
                 instance_id=instance_id, is_decrement_size=True, is_auto_terminate=True
             )
             self.clients["compute_management"].detach_instance_pool_instance(ns["instance_pool_id"], details)
+            self._forget(instance_id)
             return f"detach {instance_id} from pool {ns['instance_pool_id']} (terminated by OCI; {why})"
         self.clients["compute"].terminate_instance(instance_id, preserve_boot_volume=False)
+        self._forget(instance_id)
         return f"terminate {instance_id} ({why})"
+
+    def _forget(self, instance_id: str) -> None:
+        known = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts.d", os.path.basename(instance_id))
+        if os.path.exists(known):
+            os.unlink(known)
 
     def _public_key(self) -> str:
         with open(self.cfg["ssh_key"] + ".pub", encoding="utf-8") as fh:
@@ -465,7 +472,10 @@ class Actor:
         if not re.fullmatch(r"[A-Za-z0-9 ._:,=/@+-]*", options):
             raise AgentError(f"slurmd_options {extra!r}: letters, digits, spaces and ._:,=/@+- only")
         script = BOOTSTRAP.replace("@OPTIONS@", options)
-        known = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts")
+        # trust on first use, per instance: an address OCI gives again to a new instance has a new host key
+        known_dir = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts.d")
+        os.makedirs(known_dir, mode=0o700, exist_ok=True)
+        known = os.path.join(known_dir, instance_id)
         argv = [
             "ssh",
             "-i",

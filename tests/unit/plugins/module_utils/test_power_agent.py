@@ -160,6 +160,8 @@ def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> No
     key_b64 = __import__("base64").b64encode(MUNGE).decode()
     assert key_b64 in stdin and key_b64 not in " ".join(argv) and "secret" not in " ".join(argv)
     assert 'SLURMD_OPTIONS="--conf-server ctl -N eh-' in stdin
+    known = [a.split("=", 1)[1] for a in argv if a.startswith("UserKnownHostsFile=")]
+    assert [Path(k).name for k in known] == [inst["id"]]  # trust on first use, per instance
     states = json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"]
     assert {n: r["phase"] for n, r in states.items()} == {"eh-1": "up", "eh-2": "up"}
     assert all(key_b64 not in json.dumps(line) for line in audit(lab))
