@@ -206,6 +206,29 @@ def clients(params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def agent_clients(cfg: dict[str, Any], compute_retry: Any = None) -> dict[str, Any] | None:
+    """Compute, virtual network and compute management clients for an agent's settings (``oci``: auth,
+    region, service_endpoint; ``oci_attempts``), retried on throttling and server errors; None without the
+    SDK. ``compute_retry``: the compute client's own strategy (the power agent's never retries a capacity
+    error)."""
+    if not _oci_auth.HAS_OCI:
+        return None
+    oci = _oci_auth.oci
+    o = cfg.get("oci") or {}
+    auth = _oci_auth.resolve_auth(o)
+    retry = _oci_auth.retry_strategy(max_attempts=int(cfg.get("oci_attempts") or 3), max_wait_s=5)
+    region, endpoint = o.get("region"), o.get("service_endpoint")
+
+    def make(cls: Any, strategy: Any = retry) -> Any:
+        return _oci_auth.make_client(cls, auth, region=region, endpoint=endpoint, retry=strategy)
+
+    return {
+        "compute": make(oci.core.ComputeClient, compute_retry or retry),
+        "network": make(oci.core.VirtualNetworkClient),
+        "compute_management": make(oci.core.ComputeManagementClient),
+    }
+
+
 def find_by_name(compute: Any, compartment_id: str, name: str) -> dict[str, Any] | None:
     return pick_live(list_all(compute.list_instances, compartment_id, display_name=name), name)
 

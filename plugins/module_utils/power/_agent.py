@@ -590,23 +590,10 @@ def run_pass(
 
 
 def make_clients(cfg: Mapping[str, Any]) -> dict[str, Any] | None:
+    # launches are not retried on capacity errors (they must fail at once and name the shape)
     if not _oci_auth.HAS_OCI:
         return None
-    oci = _oci_auth.oci
-    o = cfg.get("oci") or {}
-    auth = _oci_auth.resolve_auth(o)
-    retry = _oci_auth.retry_strategy(max_attempts=int(cfg.get("oci_attempts") or 3), max_wait_s=5)
-    region, endpoint = o.get("region"), o.get("service_endpoint")
-
-    def make(cls: Any, strategy: Any = retry) -> Any:
-        return _oci_auth.make_client(cls, auth, region=region, endpoint=endpoint, retry=strategy)
-
-    return {
-        # launches are not retried on capacity errors (they must fail at once and name the shape)
-        "compute": make(oci.core.ComputeClient, _compute.launch_retry_strategy()),
-        "network": make(oci.core.VirtualNetworkClient),
-        "compute_management": make(oci.core.ComputeManagementClient),
-    }
+    return _compute.agent_clients(dict(cfg), compute_retry=_compute.launch_retry_strategy())
 
 
 def load_config(path: str) -> dict[str, Any]:

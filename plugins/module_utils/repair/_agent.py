@@ -579,22 +579,7 @@ def run_pass(
 
 
 def make_clients(cfg: dict[str, Any]) -> dict[str, Any] | None:
-    if not _oci_auth.HAS_OCI:
-        return None
-    oci = _oci_auth.oci
-    o = cfg.get("oci") or {}
-    auth = _oci_auth.resolve_auth(o)
-    retry = _oci_auth.retry_strategy(max_attempts=int(cfg.get("oci_attempts") or 3), max_wait_s=5)
-    region, endpoint = o.get("region"), o.get("service_endpoint")
-    return {
-        "compute": _oci_auth.make_client(oci.core.ComputeClient, auth, region=region, endpoint=endpoint, retry=retry),
-        "network": _oci_auth.make_client(
-            oci.core.VirtualNetworkClient, auth, region=region, endpoint=endpoint, retry=retry
-        ),
-        "compute_management": _oci_auth.make_client(
-            oci.core.ComputeManagementClient, auth, region=region, endpoint=endpoint, retry=retry
-        ),
-    }
+    return _compute.agent_clients(cfg)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
