@@ -117,6 +117,8 @@ options:
       - The defined tag, as C(<tag namespace>.<tag key>), whose value gives a host's Slurm roles
         (V(controller), V(dbd), V(compute), V(login); several separated by commas or spaces). It fills the
         C(slurm_controller), C(slurm_dbd), C(slurm_compute) and C(slurm_login) groups.
+      - V(elastic) marks an instance the elastic agent launched for a powered-up Slurm node; it fills
+        C(slurm_elastic), which the slurm playbook never configures (Slurm's power saving owns those nodes).
       - A defined tag can only be set by those an IAM policy lets C(use) its tag namespace, so a user who
         may merely update an instance cannot make it a controller or a login node (and get the munge key).
       - Names are matched without regard to case, as OCI does.
@@ -145,7 +147,8 @@ options:
   default_groups:
     description: Create the built-in groups (C(oci), C(gpu), C(cpu), C(shape_*), C(region_*), C(ad_*),
       C(gpu_<model>), C(cluster_network_*), C(instance_pool_*), C(hpc_island_*), C(network_block_*),
-      C(local_block_*), C(gpu_memory_fabric_*), C(slurm_controller), C(slurm_dbd), C(slurm_compute), C(slurm_login)).
+      C(local_block_*), C(gpu_memory_fabric_*), C(slurm_controller), C(slurm_dbd), C(slurm_compute), C(slurm_login),
+      C(slurm_elastic)).
     type: bool
     default: true
   extended_hostvars:

@@ -14,7 +14,15 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_api import InventoryError
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._oci_inventory_fetch import _error_text
 
-SLURM_ROLES = {"controller": "slurm_controller", "dbd": "slurm_dbd", "compute": "slurm_compute", "login": "slurm_login"}
+# "elastic": an instance the elastic agent launched for a powered-up Slurm node (power/_agent); its
+# group is never one the slurm playbook configures: Slurm, not the inventory, owns those nodes
+SLURM_ROLES = {
+    "controller": "slurm_controller",
+    "dbd": "slurm_dbd",
+    "compute": "slurm_compute",
+    "login": "slurm_login",
+    "elastic": "slurm_elastic",
+}
 
 
 HOSTNAME_SOURCES = ("display_name", "hostname_label", "fqdn", "private_ip", "public_ip", "id")

@@ -10,6 +10,7 @@ up:   the lab (1 controller+dbd, 1 login node, 1 NFS server standing in for OCI 
       accounting and the GPU health check; a line per play as it starts) → the lab user →
       playbooks/validate.yml → each GPU node's readiness (tests/demo/readiness.yml) →
       playbooks/repair.yml (the self-repair agent's timer on the controller, and a dry-run pass) →
+      playbooks/elastic.yml (two elastic GPU nodes, powered down) and a job that powers one up →
       a summary. A second run reuses all of it and shows changed=0.
 down: stops the lab cloud and removes the lab (the launched nodes with it).
 
@@ -49,6 +50,7 @@ GPU_SHAPE = "BM.GPU.H100.8"
 # What a site's image would do at first boot; here it leaves a mark the demo shows.
 USER_DATA = "#cloud-config\nruncmd:\n  - [sh, -c, 'echo \"first boot by cloud-init: $(hostname)\" > /etc/motd']\n"
 LAB_CLI = REPO / "tests" / "lab" / "lab"
+ELASTIC_SET = "eh"  # elastic nodes eh-1, eh-2
 VALIDATE_USER = "alice"  # inventories/lab/group_vars/all/lab.yml
 
 
@@ -171,6 +173,21 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         "---\n# Written by `make demo`: slurm.conf is the same on every host; slurmd runs the check.\n"
         "slurm_health_check_program: /usr/local/sbin/oci-gpu-health\n"
     )
+    # two elastic GPU nodes, powered down until a job needs them (docs/elastic.md); sorts after slurm.yml,
+    # so its partitions are the ones used
+    elastic: dict[str, Any] = {
+        "slurm_elastic_nodesets": [cloud.elastic_nodeset(emu, ELASTIC_SET, 2, GPU_SHAPE)],
+        "slurm_power_saving": {"suspend_time": 300, "resume_timeout": 240},
+        "slurm_partitions": [
+            {"name": "gpu", "nodes": "ALL", "default": True, "max_time": "1:00:00"},
+            {"name": "elastic", "nodes": f"{ELASTIC_SET}-[1-2]", "max_time": "1:00:00"},
+        ],
+    }
+    (inv / "group_vars" / "all" / "slurm_elastic.yml").write_text(
+        "---\n# Written by `make demo`: elastic capacity, launched through the OCI API when a job needs it.\n"
+        + json.dumps(elastic, indent=2)
+        + "\n"
+    )
     tenancy = json.loads((cloud.cloud_dir(LAB) / "tenancy.json").read_text())
     fs = {f["displayName"]: f["id"] for f in tenancy["regions"][region]["fileSystems"]}
     storage = {
@@ -238,6 +255,45 @@ def repair_vars(emu: dict[str, Any]) -> Path:
     path = demo_dir() / "repair-vars.json"
     path.write_text(json.dumps(settings, indent=1))
     return path
+
+
+def elastic_vars(emu: dict[str, Any]) -> Path:
+    """The elastic agent's settings for this lab: the lab cloud's OCI API, a pass every 2 s, and slurmd -b
+    (a container reports the host's boot time, docs/lab.md)."""
+    settings = {**cloud.elastic_settings(emu, LAB), "elastic_interval_s": 2, "elastic_slurmd_options": "-b"}
+    path = demo_dir() / "elastic-vars.json"
+    path.write_text(json.dumps(settings, indent=1))
+    return path
+
+
+def power_up_job(ctl: str, timeout: float = 240) -> str:
+    """Submit a job to the elastic partition; the line that says how long it took to run there."""
+
+    def run(*cmd: str) -> str:
+        return subprocess.run(["podman", "exec", ctl, *cmd], capture_output=True, text=True, check=False).stdout.strip()
+
+    # a node still up from an earlier run (SuspendTime not yet past) takes the job without powering up
+    awake = [
+        ln.split()[0]
+        for ln in run("sinfo", "-h", "-N", "-p", "elastic", "-o", "%N %T").splitlines()
+        if ln.split()[-1] in ("idle", "mixed", "allocated")
+    ]
+    t0 = time.monotonic()
+    job = run("sbatch", "--parsable", "-p", "elastic", "-N1", "--chdir=/tmp", "--wrap", "hostname; sleep 5")
+    if not job.isdigit():
+        return f"elastic: sbatch failed: {job!r}"
+    state, node = "", ""
+    while time.monotonic() - t0 < timeout:
+        state, _sep, node = run("squeue", "-h", "-j", job, "-o", "%T %N").partition(" ")
+        if state in ("RUNNING", "COMPLETING", ""):
+            break
+        time.sleep(1)
+    if state not in ("RUNNING", "COMPLETING", ""):
+        return f"elastic: job {job} still {state} after {timeout:.0f} s"
+    took = time.monotonic() - t0
+    if node in awake:
+        return f"elastic: job {job} ran on {node} (still up from an earlier job) {took:.0f} s after sbatch"
+    return f"elastic: job {job} powered {node or 'its node'} up and ran {took:.0f} s after sbatch"
 
 
 def summary_from(log_path: Path) -> list[str]:
@@ -351,10 +407,18 @@ def cmd_up(_args: argparse.Namespace) -> int:
     )
     say(f"repair.yml: {s_rep:.0f} s; the agent's timer and a dry-run pass (what it would do now):")
     print("  " + "\n  ".join([*timer.splitlines()[:2], (plan.stdout or plan.stderr).strip()]))
+    say("running playbooks/elastic.yml (Slurm power saving launches and terminates OCI instances) ...")
+    s_ela, _recap = playbook(inventory, "oci_gpu.cluster.elastic", "elastic.log", "-e", f"@{elastic_vars(emu)}")
+    say(f"elastic.yml: {s_ela:.0f} s; a job on the elastic partition:")
+    print("  " + power_up_job(ctl))
+    sinfo = subprocess.run(
+        ["podman", "exec", ctl, "sinfo", "-p", "elastic"], capture_output=True, text=True, check=False
+    ).stdout
+    print("  " + "\n  ".join(sinfo.splitlines()))
     say(
         f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, GPU nodes via the OCI API {s_cap:.0f} s, "
         f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, validate {s_val:.0f} s, readiness {s_ready:.0f} s, "
-        f"repair agent {s_rep:.0f} s)."
+        f"repair agent {s_rep:.0f} s, elastic {s_ela:.0f} s)."
         f" Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0

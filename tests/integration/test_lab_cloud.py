@@ -702,6 +702,14 @@ def test_elastic_nodes_power_up_for_a_job_and_nothing_is_orphaned(cluster: dict[
         assert on_ctl("sacct", "-n", "-X", "-j", job, "-o", "State").split() == ["COMPLETED"]
         out = podman("exec", f"{NAME}-eh-1", "cat", "/var/tmp/eh.out").stdout.split()
         assert sorted(out) == ["eh-1", "eh-2"], out
+        # each passed the gpu_node health check at join, with settings naming it and its shape's GPUs
+        health = json.loads(podman("exec", f"{NAME}-eh-2", "cat", "/etc/oci-gpu/health.json").stdout)
+        assert (health["node"], health["gpu_count"], health["fabric"]) == ("eh-2", 8, "fabricmanager"), health
+        joins = [a for a in power_audit() if a["action"] == "bootstrap" and a.get("result") == "ok"]
+        assert sorted(a["node"] for a in joins if "after the GPU health check passed" in a["detail"]) == [
+            "eh-1",
+            "eh-2",
+        ], joins
         time.sleep(3)
         assert sorted(eh_launches(cluster)) == ["eh-1", "eh-2"]  # one launch each, the restart and resume included
         orphans["after the job"] = sum(len(v) - 1 for v in eh_instances(cluster).values())
@@ -742,7 +750,44 @@ def test_elastic_nodes_power_up_for_a_job_and_nothing_is_orphaned(cluster: dict[
         assert eh_instances(cluster) == {} and sorted(eh_launches(cluster)) == ["eh-1", "eh-2"]
         on_ctl("scancel", job2)
         orphans["after the capacity error"] = len(eh_instances(cluster)) + len(eh_containers())
-        assert orphans == {"after the job": 0, "after suspend": 0, "after the capacity error": 0}, orphans
+
+        # a node that fails the GPU health check at join: slurmd never starts, the node is drained with the
+        # check's reason and powered down, its job waits, and its instance is terminated
+        emulator(info, "/_emulator/knobs", {"route_faults": {}})
+        missing = "/srv/oci-gpu-not-mounted"
+        res = playbook(
+            cluster["inv"],
+            work,
+            "oci_gpu.cluster.elastic",
+            "-e",
+            f"@{work / 'elastic.json'}",
+            "-e",
+            json.dumps({"elastic_health_mounts": [missing]}),
+        )
+        assert res.returncode == 0, res.stdout[-4000:]
+        t3 = time.monotonic()
+        job3 = on_ctl("sbatch", "--parsable", "-w", "eh-2", "--chdir=/tmp", "--wrap", "hostname")
+        end = time.monotonic() + 120
+        while time.monotonic() < end and "Reason=gpu-health" not in node_line("eh-2"):
+            time.sleep(1)
+        line = node_line("eh-2")
+        assert f"Reason=gpu-health: mounts: {missing}" in line and "(at join)" in line, line + str(power_audit()[-4:])
+        end = time.monotonic() + 120
+        while time.monotonic() < end and (eh_instances(cluster) or eh_containers()):
+            time.sleep(1)
+        steps["failed health check to released"] = time.monotonic() - t3
+        assert eh_instances(cluster) == {} and eh_containers() == [], power_audit()[-4:]
+        line = node_line("eh-2")
+        assert "DRAIN" in line.split("State=", 1)[1].split()[0], line
+        assert on_ctl("squeue", "-h", "-j", job3, "-o", "%T") == "PENDING"
+        on_ctl("scancel", job3)
+        orphans["after a failed health check"] = len(eh_instances(cluster)) + len(eh_containers())
+        assert orphans == {
+            "after the job": 0,
+            "after suspend": 0,
+            "after the capacity error": 0,
+            "after a failed health check": 0,
+        }, orphans
         actions = [(a.get("node"), a["action"], a.get("result")) for a in power_audit() if a.get("node")]
         assert ("eh-1", "launch", "ok") in actions and ("eh-1", "terminate", "ok") in actions, actions
         for label, secs in steps.items():

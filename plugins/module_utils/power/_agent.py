@@ -44,6 +44,7 @@ import fcntl
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -51,16 +52,23 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health, _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.power._request import (
     ACTIONS,
     AgentError,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import agent_nodesets
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
+    in_charge,
+    parse_ping,
+    parse_show_node,
+)
 
 PREFIX = "oci_gpu-power:"
+ELASTIC_ROLE = "elastic"  # the role tag's value on the instances this agent launches
 LIVE_STATES = ("PROVISIONING", "STARTING", "RUNNING", "STOPPING", "STOPPED", "CREATING_IMAGE", "MOVING")
 
 CONFIG_DEFAULTS: dict[str, Any] = {
@@ -70,6 +78,9 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "oci": {},
     "nodesets": {},
     "controllers": [],
+    # this controller's SlurmctldHost name (default: the host name); the agent runs on every
+    # controller and acts only on the one in charge (scontrol ping)
+    "controller_name": None,
     "spool_dir": "/var/spool/oci-gpu-power",
     "state_file": "/var/lib/oci-gpu-power/state.json",
     "audit_log": "/var/log/oci-gpu-power/audit.jsonl",
@@ -90,6 +101,10 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "user_data": "",
     # more slurmd options on the new node (after --conf-server and -N)
     "slurmd_options": "",
+    # the GPU health check (gpu/_health) a GPU node gets at join and passes before slurmd starts:
+    # {"program", "config", "python", "settings": the program's settings but node, gpu_count, fabric}
+    # (None: no check at join)
+    "health": None,
 }
 
 if TYPE_CHECKING:
@@ -169,6 +184,11 @@ def _given_up(node: Mapping[str, Any]) -> bool:
     return node.get("state") == "DOWN" and str(node.get("reason") or "").startswith(PREFIX)
 
 
+def _busy(node: Mapping[str, Any]) -> bool:
+    """Jobs on it (a suspend request older than a resume that followed it must not end them)."""
+    return node.get("state") in ("ALLOCATED", "MIXED", "COMPLETING") or "COMPLETING" in set(node.get("flags") or [])
+
+
 def _up(node: Mapping[str, Any]) -> bool:
     """Slurm counts on the node: neither down nor powered down nor on its way up or down."""
     return (
@@ -223,6 +243,9 @@ def plan_pass(
             notes.append(f"{node}: {len(live)} live instances ({', '.join(i['id'] for i in live)}); left as they are")
             continue
         inst = live[0] if live else None
+        if want in ("suspend", "resume-fail") and _busy(snode) and not _powered_down(snode):
+            notes.append(f"{node}: {want} ignored: Slurm shows jobs on it ({snode.get('state')})")
+            want = None
         if want in ("suspend", "resume-fail"):
             if inst:
                 terminate(node, inst, want)
@@ -305,6 +328,20 @@ def _short(exc: Exception) -> str:
     status = getattr(exc, "status", None)
     message = getattr(exc, "message", None) or str(exc)
     return (f"{status} " if status else "") + str(message).splitlines()[0][:300]
+
+
+def standby(cfg: Mapping[str, Any], run: Runner) -> str | None:
+    """None on the controller in charge; on another, why it stands by. Raises when ping cannot tell."""
+    rc, out, err = run([cfg["scontrol"], "ping"], float(cfg["timeout"]), None)
+    if not parse_ping(out):
+        raise AgentError(f"scontrol ping: rc {rc}: {(err or out).strip()[:300] or 'no controller listed'}")
+    lead = in_charge(out)
+    if lead is None:
+        raise AgentError("scontrol ping: no controller is UP")
+    me = cfg.get("controller_name") or socket.gethostname()
+    if lead.split(".")[0] != me.split(".")[0]:
+        return f"standby: {lead} is the controller in charge, not {me}"
+    return None
 
 
 def read_slurm(cfg: Mapping[str, Any], run: Runner, names: Iterable[str]) -> dict[str, Any]:
@@ -420,7 +457,9 @@ class Actor:
         tag_ns, tag_key = _compute.split_tag(self.cfg["cluster_tag"], "cluster_tag")
         role_ns, role_key = _compute.split_tag(self.cfg["role_tag"], "role_tag")
         tags: dict[str, dict[str, str]] = {tag_ns: {tag_key: self.cfg["cluster"]}}
-        tags.setdefault(role_ns, {})[role_key] = "compute"
+        # "elastic", never "compute": the inventory puts it in slurm_elastic, so a slurm playbook run
+        # while it is up does not take it for a static compute host
+        tags.setdefault(role_ns, {})[role_key] = ELASTIC_ROLE
         metadata = {"ssh_authorized_keys": self._public_key()}
         if self.cfg.get("user_data"):
             metadata["user_data"] = base64.b64encode(str(self.cfg["user_data"]).encode()).decode()
@@ -472,6 +511,12 @@ class Actor:
         if not re.fullmatch(r"[A-Za-z0-9 ._:,=/@+-]*", options):
             raise AgentError(f"slurmd_options {extra!r}: letters, digits, spaces and ._:,=/@+- only")
         script = BOOTSTRAP.replace("@OPTIONS@", options)
+        stdin = f"MUNGE_KEY_B64={key}\n"
+        health = self._health_files(node)
+        if health:
+            program, config, files = health
+            stdin += f"HEALTH_PROGRAM_B64={files[0]}\nHEALTH_CONFIG_B64={files[1]}\n"
+            script = script.replace("@HEALTH_PROGRAM@", program).replace("@HEALTH_CONFIG@", config)
         # trust on first use, per instance: an address OCI gives again to a new instance has a new host key
         known_dir = os.path.join(os.path.dirname(self.cfg["state_file"]), "known_hosts.d")
         os.makedirs(known_dir, mode=0o700, exist_ok=True)
@@ -491,15 +536,57 @@ class Actor:
             f"{self.cfg['ssh_user']}@{ip}",
             "sudo -n /bin/sh -s",
         ]
-        rc, out, err = self.run(argv, float(self.cfg["ssh_timeout"]) + 120, f"MUNGE_KEY_B64={key}\n{script}")
+        rc, out, err = self.run(argv, float(self.cfg["ssh_timeout"]) + 120, stdin + script)
+        if rc == HEALTH_FAILED and health:
+            return self._unhealthy(node, rec, ip, out)
         if rc != 0:
             raise AgentError(f"bootstrap over SSH to {ip}: rc {rc}: {(err or out).strip()[-300:]}")
         rec["phase"] = "up"
         rec["ip"] = ip
-        return f"munge key and configless slurmd on {ip} (conf server {servers})"
+        passed = " after the GPU health check passed" if health else ""
+        return f"munge key and configless slurmd on {ip} (conf server {servers}){passed}"
+
+    def _health_files(self, node: str) -> tuple[str, str, tuple[str, str]] | None:
+        """(program path, settings path, (program, settings) in base64) for a GPU node; None: no check."""
+        health = self.cfg.get("health")
+        ns = self.cfg["nodesets"][elastic_nodes(self.cfg["nodesets"])[node]]
+        if not health or not int(ns.get("gpu_count") or 0):
+            return None
+        program, config = str(health["program"]), str(health["config"])
+        for path in (program, config):
+            if not re.fullmatch(r"/[A-Za-z0-9._/-]+", path):
+                raise AgentError(f"health program or settings path {path!r}: an absolute path of ._/- and letters")
+        with open(_health.__file__, encoding="utf-8") as fh:
+            text = f"#!{health.get('python') or '/usr/bin/python3'}\n{fh.read()}"
+        settings = {
+            **(health.get("settings") or {}),
+            "node": node,
+            "gpu_count": int(ns["gpu_count"]),
+            "fabric": ns.get("gpu_fabric"),
+        }
+        b64 = (base64.b64encode(text.encode()).decode(), base64.b64encode(json.dumps(settings).encode()).decode())
+        return program, config, b64
+
+    def _unhealthy(self, node: str, rec: dict[str, Any], ip: str, out: str) -> str:
+        """A node that failed the GPU health check at join: slurmd never started there. Drained with the
+        check's reason and powered down (its job is requeued, SuspendProgram terminates the instance); it
+        stays drained until a person resumes it, so the next resume does not take it again."""
+        lines = [ln.split(": ", 2)[-1] for ln in out.splitlines() if ln.startswith(_health.REASON_PREFIX)]
+        problem = next((ln for ln in lines if ln not in ("failed", "passed")), "failed")
+        reason = f"{_health.REASON_PREFIX} {problem} (at join)"[:250]
+        self._scontrol("update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
+        self._scontrol("update", f"NodeName={node}", "State=POWER_DOWN_FORCE", f"Reason={reason}")
+        rec["phase"] = "up"
+        rec["ip"] = ip
+        rec["health"] = "failed"
+        return f"the GPU health check failed on {ip}: {problem}; drained and powered down"
 
 
-# The node side of the join (run as root through sudo; the munge key arrives on stdin, first line).
+# The exit code of the join when the GPU health check fails (slurmd is not started).
+HEALTH_FAILED = 86
+
+# The node side of the join (run as root through sudo; the munge key, and for a GPU node the health
+# check's program and settings, arrive on stdin as the first lines).
 BOOTSTRAP = r"""set -eu
 umask 077
 if ! command -v slurmd >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1 || ! command -v srun >/dev/null 2>&1; then
@@ -517,6 +604,19 @@ chown munge:munge /etc/munge/.munge.key.new
 chmod 0400 /etc/munge/.munge.key.new
 mv -f /etc/munge/.munge.key.new /etc/munge/munge.key
 systemctl restart munge
+if [ -n "${HEALTH_PROGRAM_B64:-}" ]; then
+  # the GPU health check, as the gpu_node role installs it (Slurm's HealthCheckProgram runs it from now on)
+  install -d -m 0755 "$(dirname @HEALTH_PROGRAM@)" "$(dirname @HEALTH_CONFIG@)"
+  printf '%s' "$HEALTH_PROGRAM_B64" | base64 -d > @HEALTH_PROGRAM@.new
+  printf '%s' "$HEALTH_CONFIG_B64" | base64 -d > @HEALTH_CONFIG@.new
+  chmod 0755 @HEALTH_PROGRAM@.new
+  chmod 0644 @HEALTH_CONFIG@.new
+  mv -f @HEALTH_PROGRAM@.new @HEALTH_PROGRAM@
+  mv -f @HEALTH_CONFIG@.new @HEALTH_CONFIG@
+  unset HEALTH_PROGRAM_B64 HEALTH_CONFIG_B64
+  # before slurmd: a node that fails never takes a job
+  @HEALTH_PROGRAM@ --config @HEALTH_CONFIG@ --check-only || exit 86
+fi
 rm -f /etc/slurm/slurm.conf
 printf 'SLURMD_OPTIONS="@OPTIONS@"\n' > /etc/default/slurmd
 systemctl enable slurmd >/dev/null 2>&1 || true
@@ -548,6 +648,9 @@ def run_pass(
         requests, files = read_requests(cfg["spool_dir"])
         names = list(elastic_nodes(cfg["nodesets"]))
         try:
+            waiting = standby(cfg, run)
+            if waiting:  # requests stay for this host's turn; a standby's slurmctld writes none
+                return {"plan": None, "results": [], "skipped": waiting}
             slurm = read_slurm(cfg, run, names)
             if clients is None:
                 raise AgentError("no OCI client")
@@ -608,8 +711,16 @@ def load_config(path: str) -> dict[str, Any]:
         if not cfg.get(key):
             raise AgentError(f"power settings {path}: {key} is required")
     if isinstance(cfg["nodesets"], list):  # slurm_elastic_nodesets as the site wrote them
+        sets = agent_nodesets(cfg["nodesets"])
+        cfg["nodesets"] = {str(ns["name"]): {**ns, **sets[str(ns["name"])]} for ns in cfg["nodesets"]}
+    else:  # already by name, with their node hostlists: the GPUs from the shape unless given
         cfg["nodesets"] = {
-            str(ns["name"]): {**ns, "nodes": f"{ns['name']}-[1-{int(ns['count'])}]"} for ns in cfg["nodesets"]
+            name: {
+                "gpu_count": _shapes.gpu_count(ns.get("shape")) or 0,
+                "gpu_fabric": _shapes.gpu_fabric(ns.get("shape")),
+                **ns,
+            }
+            for name, ns in cfg["nodesets"].items()
         }
     return cfg
 

@@ -40,6 +40,7 @@ import fcntl
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -49,7 +50,11 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair import _machine
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
+    in_charge,
+    parse_ping,
+    parse_show_node,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._reservation import MAINTENANCE_FLAGS
 
 HOST_REPORT_NAMESPACE = "ComputeInstanceHostActions"
@@ -59,6 +64,7 @@ HOST_REPORT_VALUE = "unhealthy"
 CONFIG_DEFAULTS: dict[str, Any] = {
     "cluster": None,
     "cluster_tag": _compute.DEFAULT_CLUSTER_TAG,
+    "role_tag": _compute.DEFAULT_ROLE_TAG,
     "oci": {},
     "state_file": "/var/lib/oci-gpu-repair/state.json",
     "audit_log": "/var/log/oci-gpu-repair/audit.jsonl",
@@ -67,6 +73,9 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "acceptance": {"command": "nvidia-smi -L", "gpus": None, "time_limit_min": 10, "user": "root"},
     "reservation_minutes": 120,
     "scontrol": "scontrol",
+    # this controller's SlurmctldHost name (default: the host name); the agent runs on every
+    # controller and acts only on the one in charge (scontrol ping)
+    "controller_name": None,
     "sbatch": "sbatch",
     "squeue": "squeue",
     "timeout": 60,
@@ -215,7 +224,13 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
         listed = _oci_auth.list_all(compute.list_instances, comp)
     except Exception as exc:  # any failure to read is a reason to do nothing
         return None, {}, [f"ListInstances: {_short(exc)}"]
-    mine = [i for i in listed if _compute.ownership_problem(i, cfg["cluster"], cfg["cluster_tag"]) is None]
+    # the elastic agent's instances are its own: a faulty one is powered down and released, never repaired
+    mine = [
+        i
+        for i in listed
+        if _compute.ownership_problem(i, cfg["cluster"], cfg["cluster_tag"]) is None
+        and (_compute.tag_value(i, cfg["role_tag"]) or "").lower() != "elastic"
+    ]
     health: dict[str, dict[str, Any]] = {}
     if cfg.get("host_health", True):
         try:
@@ -277,6 +292,20 @@ def _short(exc: Exception) -> str:
     return (f"{status} " if status else "") + str(message).splitlines()[0][:300]
 
 
+def standby(cfg: dict[str, Any], run: Runner) -> tuple[str | None, str | None]:
+    """(why this controller stands by, why ping could not tell); both None on the controller in charge."""
+    rc, out, err = run([cfg["scontrol"], "ping"], cfg["timeout"])
+    if not parse_ping(out):
+        return None, f"scontrol ping: rc {rc}: {(err or out).strip()[:300] or 'no controller listed'}"
+    lead = in_charge(out)
+    if lead is None:
+        return None, "scontrol ping: no controller is UP"
+    me = cfg.get("controller_name") or socket.gethostname()
+    if lead.split(".")[0] != me.split(".")[0]:
+        return f"standby: {lead} is the controller in charge, not {me}", None
+    return None, None
+
+
 def observe(
     cfg: dict[str, Any], records: dict[str, Any], run: Runner, clients: dict[str, Any] | None
 ) -> dict[str, Any]:
@@ -284,6 +313,8 @@ def observe(
     nodes, why = read_slurm(cfg, run)
     if why:
         problems.append(why)
+    if nodes is not None:  # elastic (State=CLOUD) nodes are the elastic agent's: never repaired
+        nodes = {n: v for n, v in nodes.items() if "CLOUD" not in (v.get("flags") or [])}
     if clients is None:
         instances, events = None, {}
         problems.append("no OCI client")
@@ -537,6 +568,12 @@ def run_pass(
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return {"plan": None, "results": [], "skipped": "another pass holds the lock"}
+        waiting, blind = standby(cfg, run)
+        if waiting:
+            return {"plan": None, "results": [], "skipped": waiting}
+        if blind:  # a pass that cannot tell who is in charge does nothing
+            audit.log(node=None, action="pass", result="nothing done", problems=[blind])
+            return {"plan": None, "results": [], "skipped": blind}
         records = load_records(state_file)
         observed = observe(cfg, records, run, clients)
         plan = _machine.plan_pass(records, observed, cfg["machine"], now)

@@ -366,12 +366,16 @@ def never_suspended(settings: Mapping[str, Any], static: Iterable[str]) -> str:
 
 
 def agent_nodesets(nodesets: list[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the power-saving agent needs per node set (launch keys and the node names), for its settings."""
+    """What the power-saving agent needs per node set (launch keys and the node names, and for the GPU
+    health check at join the GPUs each node must show and the shape's NVLink fabric), for its settings."""
     out = {}
     for ns in nodesets:
+        gpus = ns.get("gpu_count")
         out[ns["name"]] = {
             "nodes": compress(node_names(ns)),
             "shape": ns["shape"],
+            "gpu_count": int(gpus if gpus is not None else (_shapes.gpu_count(ns["shape"]) or 0)),
+            "gpu_fabric": _shapes.gpu_fabric(ns["shape"]),
             **{k: ns[k] for k in _LAUNCH_KEYS if ns.get(k) not in (None, "", {})},
         }
     return out

@@ -14,12 +14,18 @@ Pure Python, standard library only, importable on Python 3.8+.
     A reason without the ``[user@time]`` slurmctld appends, to set it again.
 ``drained(node)`` / ``responding(node)`` / ``admin_down(node)``
     What the role judges a node by.
+``parse_ping(text) -> [(host, up)]``
+    ``scontrol ping``'s controllers in SlurmctldHost order, each UP or not.
+``in_charge(text)``
+    The controller in charge: the first one ``scontrol ping`` says is UP (a backup takes over only
+    while those before it are down), or None.
 """
 
 from __future__ import annotations
 
 import re
 
+_PING = re.compile(r"^Slurmctld\((?:primary|backup\d*)\) at (\S+) is (UP|DOWN)\s*$", re.MULTILINE)
 _STAMP = re.compile(r"\s*\[[^\]\s@]+@[^\]\s]+\]\s*$")
 
 
@@ -66,3 +72,11 @@ def responding(node):
 def admin_down(node):
     """DOWN without the DRAIN flag: with ReturnToService=2 the next registration returns it to service."""
     return node.get("state") == "DOWN" and not drained(node)
+
+
+def parse_ping(text):
+    return [(host, state == "UP") for host, state in _PING.findall(text or "")]
+
+
+def in_charge(text):
+    return next((host for host, up in parse_ping(text) if up), None)

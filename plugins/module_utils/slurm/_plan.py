@@ -51,6 +51,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic imp
     ElasticError,
     agent_nodesets,
     never_suspended,
+    node_names,
     plan_elastic,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
@@ -387,12 +388,26 @@ def _plan_topology(
     partial: bool,
     reference: str,
     live_topology: dict[str, str],
+    elastic_sets: Iterable[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     inventory = cluster.get("topology_inventory") or {}
+    # Elastic nodes have no host to probe until they are launched. A node set launched into a compute
+    # cluster shares that cluster's RDMA fabric: its nodes get a switch of their own at the island level
+    # (the compute cluster's OCID as the id), so a job is kept inside it, and no block (their leaf is
+    # unknown until launch). Other node sets sit with the hosts that report no place.
+    elastic_place = {
+        n: {"shape": ns.get("shape"), "hpc_island_id": ns.get("compute_cluster_id")}
+        for ns in elastic_sets
+        for n in node_names(ns)
+    }
     records = []
     unknown = []
     for node in nodes:
         name = node["name"]
+        if name in elastic_place:
+            place = elastic_place[name]
+            records.append({"name": name, "gpu_model": node.get("gpu_type"), **{k: v for k, v in place.items() if v}})
+            continue
         probe = probes.get(name) or {}
         ids = probe.get("topology") or inventory.get(name) or {}
         if "topology" not in probe and name not in inventory:
@@ -706,6 +721,7 @@ def plan_cluster(
                 partial,
                 reference,
                 live_topology,
+                elastic.get("nodesets") or [],
             )
         )
         if topology["problems"]:

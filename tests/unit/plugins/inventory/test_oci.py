@@ -196,6 +196,21 @@ def test_freeform_roles_only_with_the_opt_in_and_a_warning_once() -> None:
     assert "old1, old2" in warnings[0] and "2 host(s)" in warnings[0] and "both" not in warnings[0]
 
 
+def test_an_elastic_agents_instance_is_in_slurm_elastic_never_slurm_compute() -> None:
+    """The elastic agent tags its launches ``slurm-role: elastic``: a slurm playbook run while one is up
+    must not take it for a static compute host (its plan refuses a node that is both)."""
+    warnings: list[str] = []
+    ips = {"ocid1.instance.oc1.iad.eh-1": "10.0.0.9", "ocid1.instance.oc1.iad.gpu1": "10.0.0.8"}
+    instances = [
+        _tagged("eh-1", {"slurm-role": "elastic", "cluster": "a"}),
+        _tagged("gpu1", {"slurm-role": "compute", "cluster": "a"}),
+    ]
+    hosts = inv.build_hosts(_raw(instances, ips), {"hostnames": ["display_name"]}, warnings.append)
+    groups = {h["name"]: set(h["groups"]) for h in hosts}
+    assert "slurm_elastic" in groups["eh-1"] and not groups["eh-1"] & set(SLURM_GROUPS)
+    assert "slurm_compute" in groups["gpu1"] and warnings == []
+
+
 def test_two_clusters_in_one_tenancy_stay_apart() -> None:
     instances = [
         _tagged("a-ctl", {"slurm-role": "controller", "cluster": "a"}),

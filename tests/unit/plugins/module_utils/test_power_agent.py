@@ -34,12 +34,16 @@ class FakeSlurm:
         self.writes: list[list[str]] = []
         self.ssh: list[tuple[list[str], str]] = []
         self.fail_show = ""
+        self.ping = "Slurmctld(primary) at ctl is UP\n"
+        self.ssh_answer: dict[str, tuple[int, str, str]] = {}  # address -> what the join answers
 
     def __call__(self, argv: list[str], timeout: float, stdin: str | None) -> tuple[int, str, str]:
         argv = list(argv)
         if argv[0] == "ssh":
             self.ssh.append((argv, stdin or ""))
-            return 0, "", ""
+            return self.ssh_answer.get(argv[-2].split("@")[-1], (0, "", ""))
+        if argv[1:] == ["ping"]:
+            return (0 if "is UP" in self.ping else 1), self.ping, ""
         if argv[1:3] == ["show", "node"]:
             if self.fail_show:
                 return 1, "", self.fail_show
@@ -54,10 +58,13 @@ class FakeSlurm:
         self.writes.append(argv)
         kv = dict(a.split("=", 1) for a in argv[2:] if "=" in a)
         node = self.nodes[kv["NodeName"]]
-        if kv.get("State") == "DOWN":
+        if kv.get("State") == "DRAIN":
+            node.update(flags=[*node["flags"], "DRAIN"], reason=kv["Reason"])
+        elif kv.get("State") == "DOWN":
             node.update(state="DOWN", flags=["CLOUD"], reason=kv["Reason"])
-        elif kv.get("State") == "POWER_DOWN_FORCE":
-            node.update(flags=["CLOUD", "POWERED_DOWN"], reason=kv["Reason"])
+        elif kv.get("State") == "POWER_DOWN_FORCE":  # a drain stays
+            node.update(flags=["CLOUD", "POWERED_DOWN", *(["DRAIN"] if "DRAIN" in node["flags"] else [])])
+            node["reason"] = kv["Reason"]
         return 0, "", ""
 
     def powering_up(self, *names: str) -> None:
@@ -83,6 +90,7 @@ def lab(tmp_path: Path) -> Any:
             {
                 "cluster": "lab",
                 "controllers": ["ctl"],
+                "controller_name": "ctl",
                 "oci": {
                     "config_file": str(creds.config_file),
                     "config_profile": creds.profile,
@@ -149,7 +157,7 @@ def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> No
     one_pass(lab, t)
     assert sorted(live(lab)) == NODES and all(len(v) == 1 for v in live(lab).values())
     inst = next(i for i in lab["region"].instances if i["displayName"] == "eh-1")
-    assert inst["definedTags"]["oci-gpu"] == {"cluster": "lab", "slurm-role": "compute"}
+    assert inst["definedTags"]["oci-gpu"] == {"cluster": "lab", "slurm-role": "elastic"}
     assert inst["metadata"]["ssh_authorized_keys"] == "ssh-ed25519 AAAAC3lab root@ctl"
     assert inst["_vnics"][0]["hostnameLabel"] == "eh-1"
     assert not list(Path(lab["cfg"]["spool_dir"]).iterdir())  # the requests were taken in
@@ -170,6 +178,8 @@ def test_resume_launches_once_bootstraps_and_suspend_terminates(lab: dict) -> No
     one_pass(lab, t + 10)
     assert len(launches(lab)) == 2 and len(slurm.ssh) == 2
 
+    for n in NODES:  # idle past SuspendTime: slurmctld powers them down and runs SuspendProgram
+        slurm.nodes[n].update(state="IDLE", flags=["CLOUD", "POWERING_DOWN"])
     request(lab, "suspend", "eh-[1-2]")
     one_pass(lab, t + 600)
     assert live(lab) == {}
@@ -253,3 +263,91 @@ def test_the_programs_refuse_a_bad_hostlist(lab: dict, capsys: Any) -> None:
     assert _request.program_main("resume", ["eh-[1-"], spool_dir=lab["cfg"]["spool_dir"]) == 1
     assert "bad hostlist" in capsys.readouterr().err
     assert _request.program_main("resume", [], spool_dir=lab["cfg"]["spool_dir"]) == 2
+
+
+def test_only_the_controller_in_charge_acts(lab: dict) -> None:
+    """The agent runs on every controller: with the primary down the backup's agent acts, the primary's
+    waits with the requests kept; with no controller answering, nothing is done (fail closed)."""
+    slurm, t = lab["slurm"], 6_000_000.0
+    slurm.ping = "Slurmctld(primary) at ctl is DOWN\nSlurmctld(backup) at ctl2 is UP\n"
+    slurm.powering_up("eh-1")
+    request(lab, "resume", "eh-1")
+    out = one_pass(lab, t)
+    assert out["skipped"] == "standby: ctl2 is the controller in charge, not ctl"
+    assert launches(lab) == [] and len(list(Path(lab["cfg"]["spool_dir"]).iterdir())) == 1
+    slurm.ping = "Slurmctld(primary) at ctl is DOWN\nSlurmctld(backup) at ctl2 is DOWN\n"
+    out = one_pass(lab, t + 1)
+    assert out["skipped"] == "scontrol ping: no controller is UP" and launches(lab) == []
+    assert audit(lab)[-1]["result"] == "nothing done"
+    slurm.ping = "Slurmctld(primary) at ctl is DOWN\nSlurmctld(backup) at ctl2 is UP\n"
+    backup = {**lab["cfg"], "controller_name": "ctl2.lab.example"}  # the same state and spool, as if ctl2's
+    _agent.run_pass(backup, run=slurm, clients=lab["clients"], now=t + 2)
+    lab["em"].wait_idle()
+    assert list(live(lab)) == ["eh-1"] and len(launches(lab)) == 1
+
+
+def test_a_suspend_request_never_terminates_a_node_with_jobs(lab: dict) -> None:
+    """A suspend request that waited (the agent was down or standing by) while Slurm resumed the node for
+    a job: the job's node stays."""
+    slurm, t = lab["slurm"], 7_000_000.0
+    slurm.powering_up("eh-1")
+    request(lab, "resume", "eh-1")
+    one_pass(lab, t)
+    one_pass(lab, t + 5)
+    slurm.nodes["eh-1"].update(state="ALLOCATED", flags=["CLOUD"])
+    request(lab, "suspend", "eh-1")
+    out = one_pass(lab, t + 10)
+    assert list(live(lab)) == ["eh-1"]
+    assert "eh-1: suspend ignored: Slurm shows jobs on it (ALLOCATED)" in out["plan"]["notes"]
+
+
+def test_a_gpu_node_passes_the_health_check_before_slurmd_or_is_drained_and_powered_down(lab: dict) -> None:
+    """Part 4 of issue 39: the join gives a GPU node the gpu_node role's health check (the program, and
+    settings naming the node, the shape's GPU count and fabric) and starts slurmd only once it passes. A
+    node that fails is drained with the check's reason and powered down (Slurm requeues its job and runs
+    SuspendProgram, which terminates it); the drain keeps the next resume off it."""
+    import base64
+
+    slurm, t = lab["slurm"], 8_000_000.0
+    cfg = {
+        **lab["cfg"],
+        "health": {
+            "program": "/usr/local/sbin/oci-gpu-health",
+            "config": "/etc/oci-gpu/health.json",
+            "python": "/usr/bin/python3",
+            "settings": {"xid_file": "/var/log/kern.log", "mounts": ["/home"], "checks": {}, "timeout": 10},
+        },
+    }
+    slurm.powering_up(*NODES)
+    request(lab, "resume", "eh-[1-2]")
+    _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t)
+    lab["em"].wait_idle()
+    eh2_ip = next(i for i in lab["region"].instances if i["displayName"] == "eh-2")["_vnics"][0]["privateIp"]
+    slurm.ssh_answer[eh2_ip] = (86, "gpu-health: eh-2: gpu_count: 7 of 8 GPUs\ngpu-health: eh-2: failed\n", "")
+    out = _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t + 5)
+    lab["em"].wait_idle()
+    joins = {argv[-2].split("@")[-1]: stdin for argv, stdin in slurm.ssh}
+    stdin = next(s for ip, s in joins.items() if ip != eh2_ip)
+    env = dict(ln.split("=", 1) for ln in stdin.splitlines()[:3])
+    program = base64.b64decode(env["HEALTH_PROGRAM_B64"]).decode()
+    settings = json.loads(base64.b64decode(env["HEALTH_CONFIG_B64"]))
+    assert program.startswith("#!/usr/bin/python3\n") and "def check_all(" in program
+    assert settings["node"] == "eh-1" and settings["gpu_count"] == 8 and settings["fabric"] == "fabricmanager"
+    assert settings["mounts"] == ["/home"] and settings["xid_file"] == "/var/log/kern.log"
+    # the check runs before slurmd starts, and a failure stops the join there
+    script = stdin[stdin.index("set -eu") :]
+    assert script.index("--check-only || exit 86") < script.index("systemctl restart --no-block slurmd")
+    reason = "gpu-health: gpu_count: 7 of 8 GPUs (at join)"
+    assert slurm.writes[-2:] == [
+        ["scontrol", "update", "NodeName=eh-2", "State=DRAIN", f"Reason={reason}"],
+        ["scontrol", "update", "NodeName=eh-2", "State=POWER_DOWN_FORCE", f"Reason={reason}"],
+    ]
+    assert set(slurm.nodes["eh-2"]["flags"]) >= {"DRAIN", "POWERED_DOWN"}
+    done = {r["node"]: r for r in out["results"] if r["action"] == "bootstrap"}
+    assert done["eh-2"]["detail"].endswith("gpu_count: 7 of 8 GPUs; drained and powered down")
+    assert "after the GPU health check passed" in done["eh-1"]["detail"]
+    # SuspendProgram's request then terminates it; a resume never takes the drained node again
+    request(lab, "suspend", "eh-2")
+    _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t + 10)
+    lab["em"].wait_idle()
+    assert list(live(lab)) == ["eh-1"]

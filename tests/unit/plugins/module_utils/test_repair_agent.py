@@ -36,6 +36,7 @@ class FakeSlurm:
         self.jobs: dict[str, dict[str, str]] = {}
         self.writes: list[list[str]] = []
         self.fail: dict[str, str] = {}  # first argv word after the program -> error text
+        self.ping = "Slurmctld(primary) at ctl is UP\n"
 
     def show_node(self) -> str:
         out = []
@@ -55,6 +56,8 @@ class FakeSlurm:
         prog, args = argv[0], argv[1:]
         if args and args[0] in self.fail:
             return 1, "", self.fail[args[0]]
+        if prog == "scontrol" and args == ["ping"]:
+            return (0 if "is UP" in self.ping else 1), self.ping, ""
         if prog == "scontrol" and args[:2] == ["show", "node"]:
             return 0, self.show_node(), ""
         if prog == "scontrol" and args[:2] == ["show", "job"]:
@@ -111,6 +114,7 @@ def lab(tmp_path: Path) -> Any:
         json.dumps(
             {
                 "cluster": "lab",
+                "controller_name": "ctl",
                 "oci": {
                     "config_file": str(creds.config_file),
                     "config_profile": creds.profile,
@@ -261,6 +265,16 @@ def test_oci_unreachable_means_nothing_is_done_and_the_log_says_why(lab: dict) -
     slurm.fail["show"] = "slurm_load_node error: Unable to contact slurm controller"
     out = one_pass(lab, 1_000_120.0)
     assert out["results"] == [] and "Unable to contact slurm controller" in out["skipped"]
+    assert events(lab, "terminate") == []
+    # no controller answers ping: nothing either; a backup's agent stands by while the primary is up
+    slurm.fail.pop("show")
+    slurm.ping = "Slurmctld(primary) at ctl is DOWN\nSlurmctld(backup) at ctl2 is DOWN\n"
+    out = one_pass(lab, 1_000_130.0)
+    assert out["skipped"] == "scontrol ping: no controller is UP" and audit(lab)[-1]["result"] == "nothing done"
+    slurm.ping = "Slurmctld(primary) at ctl is UP\nSlurmctld(backup) at ctl2 is UP\n"
+    backup = {**lab["cfg"], "controller_name": "ctl2"}
+    out = _agent.run_pass(backup, run=slurm, clients=lab["clients"], now=1_000_140.0)
+    assert out["skipped"] == "standby: ctl is the controller in charge, not ctl2"
     assert events(lab, "terminate") == []
 
 
@@ -472,3 +486,20 @@ def test_settings_errors_name_the_file_and_the_key(tmp_path: Path) -> None:
     path.write_text(json.dumps({"cluster": "lab"}))
     with pytest.raises(_agent.AgentError, match=r"oci.compartment_id is required"):
         _agent.load_config(str(path))
+
+
+def test_an_elastic_agents_instance_is_never_repaired(lab: dict) -> None:
+    """An instance the elastic agent launched (role tag ``elastic``) failing its health check at join is
+    Slurm's to power down and the elastic agent's to terminate: the repair agent neither drains it into a
+    repair nor replaces it, while a static node with the same fault is repaired."""
+    slurm = lab["slurm"]
+    instance(lab, lab["ids"]["gpu3"])["definedTags"]["oci-gpu"]["slurm-role"] = "elastic"
+    for name in ("gpu1", "gpu3"):
+        slurm.nodes[name].update(flags=["DRAIN"], reason="gpu-health: gpu_count: 7 of 8 GPUs")
+    slurm.nodes["gpu3"]["flags"] = ["CLOUD", "DRAIN"]  # State=CLOUD in slurm.conf
+    one_pass(lab, 1_000_000.0)
+    one_pass(lab, 1_000_060.0)
+    assert sorted(records(lab)) == ["gpu1"]
+    touched = {e["instanceId"] for e in lab["em"].compute_log if e["event"] not in ("launch", "running")}
+    assert lab["ids"]["gpu1"] in touched and lab["ids"]["gpu3"] not in touched
+    assert slurm.nodes["gpu3"]["reason"] == "gpu-health: gpu_count: 7 of 8 GPUs"

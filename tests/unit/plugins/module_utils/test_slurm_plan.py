@@ -922,3 +922,27 @@ def test_a_node_removed_on_purpose_is_not_in_suspend_exc_nodes() -> None:
     out = plan_cluster(cluster(nodes_removed=["gpu2"]), h, probes)
     keys = parse_slurm_conf(out["files"]["slurm.conf"])["keys"]
     assert keys["suspendexcnodes"] == "gpu1" and out["nodes"]["removed"] == ["gpu2"]
+
+
+def test_elastic_nodes_of_a_compute_cluster_get_a_switch_of_their_own_and_no_block() -> None:
+    """Part 4 of issue 39: the topology model places elastic nodes before they exist. A node set launched
+    into a compute cluster shares its RDMA fabric: one island-level switch named by the cluster's OCID, so
+    a job stays inside it; their leaf is unknown until launch, so no block (auto picks tree, block is
+    refused naming the partition that mixes them in)."""
+    cc = OCID.format("computecluster", "cc0000000001")
+    c = cluster(topology="auto", elastic_nodesets=[nodeset(compute_cluster_id=cc)])
+    out = plan_cluster(c, hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS))
+    lines = out["files"]["topology.conf"].splitlines()
+    assert out["topology"]["plugin"] == "topology/tree"
+    assert "SwitchName=hpc_island_cc0000000001 Nodes=eh100-[1-2]" in lines
+    assert "SwitchName=oci_fabric Switches=hpc_island_cc0000000001,oci_fabric_none" in lines
+    assert "SwitchName=local_block_locblk000001 Nodes=gpu[1-2]" in lines
+    # a node set without a compute cluster: with the hosts that report no place
+    out = plan_cluster(cluster(topology="tree"), hosts(EVERYONE, compute=FOUR_HOSTS), topo_probes(FOUR_BLOCKS))
+    assert "SwitchName=oci_fabric_none_nodes Nodes=eh100-[1-2]" in out["files"]["topology.conf"].splitlines()
+    with pytest.raises(SlurmPlanError, match=r"partition\(s\) batch \(eh100-1, eh100-2 in no block\)"):
+        plan_cluster(
+            cluster(topology="block", elastic_nodesets=[nodeset(compute_cluster_id=cc)]),
+            hosts(EVERYONE, compute=FOUR_HOSTS),
+            topo_probes(FOUR_BLOCKS),
+        )
