@@ -538,7 +538,7 @@ class Actor:
         ]
         rc, out, err = self.run(argv, float(self.cfg["ssh_timeout"]) + 120, stdin + script)
         if rc == HEALTH_FAILED and health:
-            return self._unhealthy(node, rec, ip, out)
+            return self._unhealthy(node, rec, instance_id, ip, out)
         if rc != 0:
             raise AgentError(f"bootstrap over SSH to {ip}: rc {rc}: {(err or out).strip()[-300:]}")
         rec["phase"] = "up"
@@ -567,19 +567,19 @@ class Actor:
         b64 = (base64.b64encode(text.encode()).decode(), base64.b64encode(json.dumps(settings).encode()).decode())
         return program, config, b64
 
-    def _unhealthy(self, node: str, rec: dict[str, Any], ip: str, out: str) -> str:
-        """A node that failed the GPU health check at join: slurmd never started there. Drained with the
-        check's reason and powered down (its job is requeued, SuspendProgram terminates the instance); it
-        stays drained until a person resumes it, so the next resume does not take it again."""
+    def _unhealthy(self, node: str, rec: dict[str, Any], instance_id: str, ip: str, out: str) -> str:
+        """A node that failed the GPU health check at join: slurmd never started there. It is set DOWN with
+        the check's reason (Slurm requeues its job) and its instance terminated, as after a capacity error:
+        the agent's reason keeps the next resume off it until a person resumes it. (A drain would not hold:
+        Slurm 24.11 clears it when it powers the node down.)"""
         lines = [ln.split(": ", 2)[-1] for ln in out.splitlines() if ln.startswith(_health.REASON_PREFIX)]
         problem = next((ln for ln in lines if ln not in ("failed", "passed")), "failed")
-        reason = f"{_health.REASON_PREFIX} {problem} (at join)"[:250]
-        self._scontrol("update", f"NodeName={node}", "State=DRAIN", f"Reason={reason}")
-        self._scontrol("update", f"NodeName={node}", "State=POWER_DOWN_FORCE", f"Reason={reason}")
-        rec["phase"] = "up"
-        rec["ip"] = ip
-        rec["health"] = "failed"
-        return f"the GPU health check failed on {ip}: {problem}; drained and powered down"
+        reason = f"{PREFIX} gpu-health at join: {problem}"[:250]
+        self._scontrol("update", f"NodeName={node}", "State=DOWN", f"Reason={reason}")
+        done = self.terminate(node, rec, instance_id, "the GPU health check failed at join")
+        rec.clear()
+        rec.update(phase="terminating", instance_id=instance_id, since=time.time(), why="gpu-health at join")
+        return f"the GPU health check failed on {ip}: {problem}; node down, {done}"
 
 
 # The exit code of the join when the GPU health check fails (slurmd is not started).

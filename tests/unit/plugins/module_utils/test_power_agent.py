@@ -62,9 +62,8 @@ class FakeSlurm:
             node.update(flags=[*node["flags"], "DRAIN"], reason=kv["Reason"])
         elif kv.get("State") == "DOWN":
             node.update(state="DOWN", flags=["CLOUD"], reason=kv["Reason"])
-        elif kv.get("State") == "POWER_DOWN_FORCE":  # a drain stays
-            node.update(flags=["CLOUD", "POWERED_DOWN", *(["DRAIN"] if "DRAIN" in node["flags"] else [])])
-            node["reason"] = kv["Reason"]
+        elif kv.get("State") == "POWER_DOWN_FORCE":  # back to IDLE: Slurm 24.11 clears a drain here
+            node.update(state="IDLE", flags=["CLOUD", "POWERED_DOWN"], reason=kv["Reason"])
         return 0, "", ""
 
     def powering_up(self, *names: str) -> None:
@@ -301,11 +300,11 @@ def test_a_suspend_request_never_terminates_a_node_with_jobs(lab: dict) -> None:
     assert "eh-1: suspend ignored: Slurm shows jobs on it (ALLOCATED)" in out["plan"]["notes"]
 
 
-def test_a_gpu_node_passes_the_health_check_before_slurmd_or_is_drained_and_powered_down(lab: dict) -> None:
+def test_a_gpu_node_passes_the_health_check_before_slurmd_or_is_downed_and_terminated(lab: dict) -> None:
     """Part 4 of issue 39: the join gives a GPU node the gpu_node role's health check (the program, and
     settings naming the node, the shape's GPU count and fabric) and starts slurmd only once it passes. A
-    node that fails is drained with the check's reason and powered down (Slurm requeues its job and runs
-    SuspendProgram, which terminates it); the drain keeps the next resume off it."""
+    node that fails is set DOWN with the check's reason (Slurm requeues its job) and its instance is
+    terminated; the agent's reason keeps the next resume off it."""
     import base64
 
     slurm, t = lab["slurm"], 8_000_000.0
@@ -337,17 +336,16 @@ def test_a_gpu_node_passes_the_health_check_before_slurmd_or_is_drained_and_powe
     # the check runs before slurmd starts, and a failure stops the join there
     script = stdin[stdin.index("set -eu") :]
     assert script.index("--check-only || exit 86") < script.index("systemctl restart --no-block slurmd")
-    reason = "gpu-health: gpu_count: 7 of 8 GPUs (at join)"
-    assert slurm.writes[-2:] == [
-        ["scontrol", "update", "NodeName=eh-2", "State=DRAIN", f"Reason={reason}"],
-        ["scontrol", "update", "NodeName=eh-2", "State=POWER_DOWN_FORCE", f"Reason={reason}"],
-    ]
-    assert set(slurm.nodes["eh-2"]["flags"]) >= {"DRAIN", "POWERED_DOWN"}
+    reason = "oci_gpu-power: gpu-health at join: gpu_count: 7 of 8 GPUs"
+    assert slurm.writes[-1] == ["scontrol", "update", "NodeName=eh-2", "State=DOWN", f"Reason={reason}"]
+    assert slurm.nodes["eh-2"]["state"] == "DOWN"
     done = {r["node"]: r for r in out["results"] if r["action"] == "bootstrap"}
-    assert done["eh-2"]["detail"].endswith("gpu_count: 7 of 8 GPUs; drained and powered down")
+    assert "gpu_count: 7 of 8 GPUs; node down, terminate ocid1.instance." in done["eh-2"]["detail"]
     assert "after the GPU health check passed" in done["eh-1"]["detail"]
-    # SuspendProgram's request then terminates it; a resume never takes the drained node again
-    request(lab, "suspend", "eh-2")
-    _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t + 10)
-    lab["em"].wait_idle()
     assert list(live(lab)) == ["eh-1"]
+    # the next passes neither relaunch it nor bootstrap anything again
+    _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t + 10)
+    _agent.run_pass(cfg, run=slurm, clients=lab["clients"], now=t + 15)
+    lab["em"].wait_idle()
+    assert list(live(lab)) == ["eh-1"] and len(launches(lab)) == 2 and len(slurm.ssh) == 2
+    assert "eh-2" not in json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"]
