@@ -33,6 +33,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
     || die "apt-get install failed for: ${missing[*]}"
 fi
 
+# --- promtool and amtool, unpacked from Debian's packages (the monitoring role's rule and
+# configuration tests); nothing is installed, so no daemon lands on this machine
+tools="$repo/build/prometheus-tools"
+if [ ! -x "$tools/usr/bin/promtool" ] || [ ! -x "$tools/usr/bin/amtool" ]; then
+  echo "bootstrap: unpacking promtool and amtool into $tools"
+  dl=$(mktemp -d)
+  (cd "$dl" && apt-get download -qq prometheus prometheus-alertmanager >/dev/null 2>&1) \
+    || { apt-get update -qq && (cd "$dl" && apt-get download -qq prometheus prometheus-alertmanager >/dev/null 2>&1); } \
+    || die "apt-get download failed for prometheus, prometheus-alertmanager: check the machine's apt sources"
+  for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$tools"; done
+  rm -rf "$dl"
+  [ -x "$tools/usr/bin/promtool" ] && [ -x "$tools/usr/bin/amtool" ] || die "no promtool or amtool in the packages"
+fi
+
 # --- Python venv with pinned tools --------------------------------------------------------
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
   || die "$python is $("$python" -V 2>&1); Python 3.11 or newer is required"

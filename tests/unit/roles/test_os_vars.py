@@ -25,9 +25,10 @@ def test_the_node_roles_are_every_role_but_the_control_node_one() -> None:
     # oke_addons runs on the control node against the OCI API; gpu_node installs no package and
     # reads the same paths and units on every distribution; tenants calls sacctmgr, which Slurm's
     # packages put on the path everywhere; repair runs on the controller, which is Debian (bookworm,
-    # trixie) only, and installs python3-venv, and elastic through repair's install: none loads OS variables.
+    # trixie) only, and installs python3-venv, and elastic through repair's install; monitoring installs
+    # Debian's prometheus packages (bookworm, trixie): none loads OS variables.
     assert sorted(p.name for p in (REPO / "roles").iterdir()) == sorted(
-        [*NODE_ROLES, "gpu_node", "oke_addons", "tenants", "repair", "elastic"]
+        [*NODE_ROLES, "gpu_node", "oke_addons", "tenants", "repair", "elastic", "monitoring"]
     )
 
 

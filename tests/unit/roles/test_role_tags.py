@@ -34,6 +34,7 @@ SUB_TAGS = {
     "tenants": {"configure"},
     "repair": {"install", "configure"},
     "elastic": {"install", "configure"},
+    "monitoring": {"install", "configure", "service"},
 }
 READ_BY_LATER_STEPS = {
     "slurm": {
