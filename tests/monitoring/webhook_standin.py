@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """A site's alert webhook, stood in for the lab (test only): every POST body Alertmanager sends is one

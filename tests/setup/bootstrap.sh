@@ -44,7 +44,9 @@ if [ ! -x "$tools/usr/bin/promtool" ] || [ ! -x "$tools/usr/bin/amtool" ]; then
     || die "apt-get download failed for prometheus, prometheus-alertmanager: check the machine's apt sources"
   for deb in "$dl"/*.deb; do dpkg-deb -x "$deb" "$tools"; done
   rm -rf "$dl"
-  [ -x "$tools/usr/bin/promtool" ] && [ -x "$tools/usr/bin/amtool" ] || die "no promtool or amtool in the packages"
+  if [ ! -x "$tools/usr/bin/promtool" ] || [ ! -x "$tools/usr/bin/amtool" ]; then
+    die "no promtool or amtool in the packages"
+  fi
 fi
 
 # --- Python venv with pinned tools --------------------------------------------------------

@@ -202,7 +202,7 @@ def test_the_exporter_serves_metrics_and_runs_the_commands_once_per_interval() -
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         url = f"http://127.0.0.1:{server.server_address[1]}/metrics"
-        for _ in range(3):
+        for _scrape in range(3):
             with urllib.request.urlopen(url, timeout=10) as resp:
                 assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
                 body = resp.read().decode()
