@@ -11,6 +11,7 @@ up:   the lab (1 controller+dbd, 1 login node, 1 NFS server standing in for OCI 
       playbooks/validate.yml → each GPU node's readiness (tests/demo/readiness.yml) →
       playbooks/repair.yml (the self-repair agent's timer on the controller, and a dry-run pass) →
       playbooks/elastic.yml (two elastic GPU nodes, powered down) and a job that powers one up →
+      playbooks/monitoring.yml (Prometheus and Alertmanager on the controller, their addresses) →
       a summary. A second run reuses all of it and shows changed=0.
 down: stops the lab cloud and removes the lab (the launched nodes with it).
 
@@ -296,6 +297,30 @@ def power_up_job(ctl: str, timeout: float = 240) -> str:
     return f"elastic: job {job} powered {node or 'its node'} up and ran {took:.0f} s after sbatch"
 
 
+def monitoring_summary(ctl: str, timeout: float = 60) -> str:
+    """Prometheus's targets (up of all, waiting up to ``timeout`` for the first scrapes) and its firing alerts."""
+    query = (
+        "import json, urllib.request as u\n"
+        "t = json.load(u.urlopen('http://127.0.0.1:9090/api/v1/targets'))['data']['activeTargets']\n"
+        "a = json.load(u.urlopen('http://127.0.0.1:9090/api/v1/alerts'))['data']['alerts']\n"
+        "print(sum(x['health'] == 'up' for x in t), len(t), ','.join(sorted({x['labels']['alertname'] for x in a "
+        "if x['state'] == 'firing'})) or 'none')\n"
+    )
+    end = time.monotonic() + timeout
+    words: list[str] = []
+    while time.monotonic() < end:
+        out = subprocess.run(
+            ["podman", "exec", ctl, "python3", "-c", query], capture_output=True, text=True, check=False
+        )
+        words = out.stdout.split()
+        if len(words) == 3 and words[0] == words[1]:
+            break
+        time.sleep(2)
+    if len(words) != 3:
+        return "Prometheus does not answer"
+    return f"Prometheus: {words[0]} of {words[1]} targets up; alerts firing: {words[2]}"
+
+
 def summary_from(log_path: Path) -> list[str]:
     """The msg lines of validate.yml's last debug task ('Summarise the validation')."""
     text = log_path.read_text()
@@ -415,10 +440,15 @@ def cmd_up(_args: argparse.Namespace) -> int:
         ["podman", "exec", ctl, "sinfo", "-p", "elastic"], capture_output=True, text=True, check=False
     ).stdout
     print("  " + "\n  ".join(sinfo.splitlines()))
+    say("running playbooks/monitoring.yml (node exporter, the Slurm exporter, Prometheus, Alertmanager) ...")
+    s_mon, _recap = playbook(inventory, "oci_gpu.cluster.monitoring", "monitoring.log")
+    ctl_ip = next(n["ip"] for n in lab["nodes"] if "controller" in n["roles"])
+    say(f"monitoring.yml: {s_mon:.0f} s; {monitoring_summary(ctl)}")
+    print(f"  Prometheus http://{ctl_ip}:9090  Alertmanager http://{ctl_ip}:9093  (from this machine)")
     say(
         f"done in {time.monotonic() - t0:.0f} s (lab {s_lab:.0f} s, GPU nodes via the OCI API {s_cap:.0f} s, "
         f"slurm.yml {s_site:.0f} s, lab user {s_user:.0f} s, validate {s_val:.0f} s, readiness {s_ready:.0f} s, "
-        f"repair agent {s_rep:.0f} s, elastic {s_ela:.0f} s)."
+        f"repair agent {s_rep:.0f} s, elastic {s_ela:.0f} s, monitoring {s_mon:.0f} s)."
         f" Logs: {demo_dir()}. Run again: make demo (changed=0). Tear down: make demo-down"
     )
     return 0
