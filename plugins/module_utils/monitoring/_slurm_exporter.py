@@ -424,19 +424,42 @@ def collect(run: Runner = run_command, timeout: float = 10.0, commands: Mapping[
 
 
 class Exporter:
-    """Serves ``/metrics``; scrapes that come within ``min_interval`` of the last share its answer."""
+    """Serves ``/metrics`` from the last collection. A background thread collects every ``min_interval``
+    seconds, so a scrape never waits on a busy slurmctld and the commands run at one pace however many
+    scrape; ``slurm_exporter_collected_timestamp_seconds`` tells how fresh the answer is."""
 
     def __init__(self, run: Runner = run_command, timeout: float = 10.0, min_interval: float = 10.0) -> None:
         self.run, self.timeout, self.min_interval = run, timeout, min_interval
-        self.lock = threading.Lock()
-        self.last = (-1e18, "")
+        self.cond = threading.Condition()
+        self.text: str | None = None
 
-    def metrics(self) -> str:
-        with self.lock:
-            now = time.monotonic()
-            if now - self.last[0] >= self.min_interval:
-                self.last = (now, collect(self.run, self.timeout))
-            return self.last[1]
+    def collect_once(self) -> str:
+        text = collect(self.run, self.timeout)
+        stamp = Metrics()
+        stamp.add(
+            "slurm_exporter_collected_timestamp_seconds",
+            "gauge",
+            "When the commands behind this answer ran (Unix time).",
+            round(time.time(), 3),
+        )
+        return text + stamp.text()
+
+    def _loop(self) -> None:
+        while True:
+            text = self.collect_once()
+            with self.cond:
+                self.text = text
+                self.cond.notify_all()
+            time.sleep(self.min_interval)
+
+    def start(self) -> None:
+        threading.Thread(target=self._loop, name="collect", daemon=True).start()
+
+    def metrics(self, wait: float = 60.0) -> str:
+        """The last collection (waiting up to ``wait`` seconds for the first)."""
+        with self.cond:
+            self.cond.wait_for(lambda: self.text is not None, timeout=wait)
+            return self.text or ""
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         exporter = self
@@ -470,8 +493,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     exporter = Exporter(timeout=args.timeout, min_interval=args.min_interval)
     if args.once:
-        sys.stdout.write(exporter.metrics())
+        sys.stdout.write(exporter.collect_once())
         return 0
+    exporter.start()
     host, _colon, port = args.listen.rpartition(":")
     server = ThreadingHTTPServer((host or "0.0.0.0", int(port)), exporter.handler())
     server.serve_forever()

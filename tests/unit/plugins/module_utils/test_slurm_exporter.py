@@ -187,7 +187,7 @@ def test_the_exposition_is_valid_text_format() -> None:
     assert 'reason="Not \\"responding\\"\\\\ now"' in text
 
 
-def test_the_exporter_serves_metrics_and_runs_the_commands_once_per_interval() -> None:
+def test_the_exporter_serves_the_last_collection_and_runs_the_commands_once_per_interval() -> None:
     calls: list[str] = []
     run = fake(OK)
 
@@ -196,6 +196,7 @@ def test_the_exporter_serves_metrics_and_runs_the_commands_once_per_interval() -
         return run(argv, timeout)
 
     exporter = ex.Exporter(run=counting, min_interval=60)
+    exporter.start()
     from http.server import ThreadingHTTPServer
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), exporter.handler())
@@ -208,6 +209,7 @@ def test_the_exporter_serves_metrics_and_runs_the_commands_once_per_interval() -
                 body = resp.read().decode()
         assert 'slurm_node_drained{node="gpu2"' in body
         assert len(calls) == len(ex.COMMANDS)  # three scrapes, one run of each command
+        assert "slurm_exporter_collected_timestamp_seconds " in body
     finally:
         server.shutdown()
         server.server_close()
