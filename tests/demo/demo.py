@@ -313,7 +313,7 @@ def monitoring_summary(ctl: str, timeout: float = 60) -> str:
             ["podman", "exec", ctl, "python3", "-c", query], capture_output=True, text=True, check=False
         )
         words = out.stdout.split()
-        if len(words) == 3 and words[0] == words[1]:
+        if len(words) == 3 and words[1] != "0" and words[0] == words[1]:
             break
         time.sleep(2)
     if len(words) != 3:
