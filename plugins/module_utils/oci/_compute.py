@@ -22,6 +22,8 @@ GONE_STATES = ("TERMINATING", "TERMINATED")
 CAPACITY_CODES = ("OutOfHostCapacity", "OutOfCapacity", "LimitExceeded", "QuotaExceeded")
 DEFAULT_CLUSTER_TAG = "oci-gpu.cluster"
 DEFAULT_ROLE_TAG = "oci-gpu.slurm-role"
+# the role tag's value on the instances the elastic agent launches (the inventory's slurm_elastic group)
+ELASTIC_ROLE = "elastic"
 
 
 class ComputeError(_oci_auth.OciModuleError):

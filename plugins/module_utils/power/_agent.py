@@ -52,23 +52,19 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health, _shapes
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.power._request import (
     ACTIONS,
     AgentError,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import agent_nodesets
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _nodestate
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic import agent_nodesets, gpu_facts
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
-    in_charge,
-    parse_ping,
-    parse_show_node,
-)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
 
 PREFIX = "oci_gpu-power:"
-ELASTIC_ROLE = "elastic"  # the role tag's value on the instances this agent launches
 LIVE_STATES = ("PROVISIONING", "STARTING", "RUNNING", "STOPPING", "STOPPED", "CREATING_IMAGE", "MOVING")
 
 CONFIG_DEFAULTS: dict[str, Any] = {
@@ -333,15 +329,10 @@ def _short(exc: Exception) -> str:
 def standby(cfg: Mapping[str, Any], run: Runner) -> str | None:
     """None on the controller in charge; on another, why it stands by. Raises when ping cannot tell."""
     rc, out, err = run([cfg["scontrol"], "ping"], float(cfg["timeout"]), None)
-    if not parse_ping(out):
-        raise AgentError(f"scontrol ping: rc {rc}: {(err or out).strip()[:300] or 'no controller listed'}")
-    lead = in_charge(out)
-    if lead is None:
-        raise AgentError("scontrol ping: no controller is UP")
-    me = cfg.get("controller_name") or socket.gethostname()
-    if lead.split(".")[0] != me.split(".")[0]:
-        return f"standby: {lead} is the controller in charge, not {me}"
-    return None
+    waiting, blind = _nodestate.standby(rc, out, err, cfg.get("controller_name") or socket.gethostname())
+    if blind:
+        raise AgentError(blind)
+    return waiting
 
 
 def read_slurm(cfg: Mapping[str, Any], run: Runner, names: Iterable[str]) -> dict[str, Any]:
@@ -459,7 +450,7 @@ class Actor:
         tags: dict[str, dict[str, str]] = {tag_ns: {tag_key: self.cfg["cluster"]}}
         # "elastic", never "compute": the inventory puts it in slurm_elastic, so a slurm playbook run
         # while it is up does not take it for a static compute host
-        tags.setdefault(role_ns, {})[role_key] = ELASTIC_ROLE
+        tags.setdefault(role_ns, {})[role_key] = _compute.ELASTIC_ROLE
         metadata = {"ssh_authorized_keys": self._public_key()}
         if self.cfg.get("user_data"):
             metadata["user_data"] = base64.b64encode(str(self.cfg["user_data"]).encode()).decode()
@@ -714,14 +705,7 @@ def load_config(path: str) -> dict[str, Any]:
         sets = agent_nodesets(cfg["nodesets"])
         cfg["nodesets"] = {str(ns["name"]): {**ns, **sets[str(ns["name"])]} for ns in cfg["nodesets"]}
     else:  # already by name, with their node hostlists: the GPUs from the shape unless given
-        cfg["nodesets"] = {
-            name: {
-                "gpu_count": _shapes.gpu_count(ns.get("shape")) or 0,
-                "gpu_fabric": _shapes.gpu_fabric(ns.get("shape")),
-                **ns,
-            }
-            for name, ns in cfg["nodesets"].items()
-        }
+        cfg["nodesets"] = {name: {**gpu_facts(ns), **ns} for name, ns in cfg["nodesets"].items()}
     return cfg
 
 

@@ -50,11 +50,8 @@ from typing import TYPE_CHECKING, Any
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair import _machine
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import (
-    in_charge,
-    parse_ping,
-    parse_show_node,
-)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _nodestate
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodestate import parse_show_node
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._reservation import MAINTENANCE_FLAGS
 
 HOST_REPORT_NAMESPACE = "ComputeInstanceHostActions"
@@ -229,7 +226,7 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
         i
         for i in listed
         if _compute.ownership_problem(i, cfg["cluster"], cfg["cluster_tag"]) is None
-        and (_compute.tag_value(i, cfg["role_tag"]) or "").lower() != "elastic"
+        and (_compute.tag_value(i, cfg["role_tag"]) or "").lower() != _compute.ELASTIC_ROLE
     ]
     health: dict[str, dict[str, Any]] = {}
     if cfg.get("host_health", True):
@@ -295,15 +292,7 @@ def _short(exc: Exception) -> str:
 def standby(cfg: dict[str, Any], run: Runner) -> tuple[str | None, str | None]:
     """(why this controller stands by, why ping could not tell); both None on the controller in charge."""
     rc, out, err = run([cfg["scontrol"], "ping"], cfg["timeout"])
-    if not parse_ping(out):
-        return None, f"scontrol ping: rc {rc}: {(err or out).strip()[:300] or 'no controller listed'}"
-    lead = in_charge(out)
-    if lead is None:
-        return None, "scontrol ping: no controller is UP"
-    me = cfg.get("controller_name") or socket.gethostname()
-    if lead.split(".")[0] != me.split(".")[0]:
-        return f"standby: {lead} is the controller in charge, not {me}", None
-    return None, None
+    return _nodestate.standby(rc, out, err, cfg.get("controller_name") or socket.gethostname())
 
 
 def observe(

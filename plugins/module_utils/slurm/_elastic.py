@@ -365,17 +365,25 @@ def never_suspended(settings: Mapping[str, Any], static: Iterable[str]) -> str:
     return compress(sorted(set(static) | set(_words(settings.get("exclude_nodes")))))
 
 
+def gpu_facts(nodeset: Mapping[str, Any]) -> dict[str, Any]:
+    """The GPUs each node of the set must show (``gpu_count``, the shape's unless given) and the shape's
+    NVLink fabric (``gpu_fabric``): what the health check at join is set up with."""
+    gpus = nodeset.get("gpu_count")
+    return {
+        "gpu_count": int(gpus if gpus is not None else (_shapes.gpu_count(nodeset.get("shape")) or 0)),
+        "gpu_fabric": _shapes.gpu_fabric(nodeset.get("shape")),
+    }
+
+
 def agent_nodesets(nodesets: list[Mapping[str, Any]]) -> dict[str, Any]:
     """What the power-saving agent needs per node set (launch keys and the node names, and for the GPU
     health check at join the GPUs each node must show and the shape's NVLink fabric), for its settings."""
     out = {}
     for ns in nodesets:
-        gpus = ns.get("gpu_count")
         out[ns["name"]] = {
             "nodes": compress(node_names(ns)),
             "shape": ns["shape"],
-            "gpu_count": int(gpus if gpus is not None else (_shapes.gpu_count(ns["shape"]) or 0)),
-            "gpu_fabric": _shapes.gpu_fabric(ns["shape"]),
+            **gpu_facts(ns),
             **{k: ns[k] for k in _LAUNCH_KEYS if ns.get(k) not in (None, "", {})},
         }
     return out

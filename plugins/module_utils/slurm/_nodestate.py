@@ -19,6 +19,9 @@ Pure Python, standard library only, importable on Python 3.8+.
 ``in_charge(text)``
     The controller in charge: the first one ``scontrol ping`` says is UP (a backup takes over only
     while those before it are down), or None.
+``standby(rc, out, err, me) -> (why standing by, why ping cannot tell)``
+    For an agent on every controller: both None on the controller in charge (``me``, compared by
+    short name); a pass that cannot tell acts nowhere.
 """
 
 from __future__ import annotations
@@ -80,3 +83,14 @@ def parse_ping(text):
 
 def in_charge(text):
     return next((host for host, up in parse_ping(text) if up), None)
+
+
+def standby(rc, out, err, me):
+    if not parse_ping(out):
+        return None, f"scontrol ping: rc {rc}: {(err or out).strip()[:300] or 'no controller listed'}"
+    lead = in_charge(out)
+    if lead is None:
+        return None, "scontrol ping: no controller is UP"
+    if lead.split(".")[0] != me.split(".")[0]:
+        return f"standby: {lead} is the controller in charge, not {me}", None
+    return None, None
