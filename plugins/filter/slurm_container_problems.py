@@ -17,12 +17,15 @@ description:
     against the newest (before Slurm is installed).
   - A C(Prolog) of the site's own in C(slurm_config) must still run the role's prolog (the directory glob
     or the script, in a comma-separated list), since the containers need the directories it makes.
+  - With the GPU job map on (C(job_map_dir), the slurm role's C(slurm_gpu_job_map_dir)) the same holds for its
+    prolog and its epilog; a C(Prolog) or C(Epilog) of the site's own must keep the glob or the script.
 positional: _input
 options:
   _input:
     description:
       - C(oci_enabled), C(oci_config), C(oci_state_dir), C(pyxis_enabled), C(pyxis_args), C(enroot_base_dir),
-        C(enroot_config), C(prolog) (the C(Prolog) of C(slurm_config), empty when it sets none), C(prolog_dir).
+        C(enroot_config), C(prolog) (the C(Prolog) of C(slurm_config), empty when it sets none), C(prolog_dir),
+        C(epilog) and C(epilog_dir) (likewise for C(Epilog)), C(job_map_dir) (empty when the GPU job map is off).
     type: dict
     required: true
   version:
@@ -77,14 +80,33 @@ def slurm_container_problems(settings, version=None):
     prolog = str(settings.get("prolog") or "").strip()
     prolog_dir = str(settings.get("prolog_dir") or "").rstrip("/")
     if (oci or pyxis) and prolog:
-        wanted = {f"{prolog_dir}/*", f"{prolog_dir}/oci-gpu-containers.sh"}
-        if not wanted & {p.strip() for p in prolog.split(",")}:
-            problems.append(
-                f"slurm_config.Prolog = {prolog!r}: the containers need the role's prolog, which makes each job "
-                f"user's runtime directories; add {prolog_dir}/* (and put your script in {prolog_dir}) or "
-                f"{prolog_dir}/oci-gpu-containers.sh to the comma-separated list"
+        problems.extend(
+            _keeps(
+                "Prolog",
+                prolog,
+                prolog_dir,
+                "oci-gpu-containers.sh",
+                "the containers need the role's prolog, which makes each job user's runtime directories",
             )
+        )
+    if str(settings.get("job_map_dir") or "").strip():
+        why = "the GPU job map (slurm_gpu_job_map_dir) needs the role's {}; or set slurm_gpu_job_map_dir: ''"
+        for key in ("Prolog", "Epilog"):
+            value = str(settings.get(key.lower()) or "").strip()
+            where = str(settings.get(f"{key.lower()}_dir") or "").rstrip("/")
+            if value:
+                problems.extend(_keeps(key, value, where, "oci-gpu-job-map.sh", why.format(key.lower())))
     return problems
+
+
+def _keeps(key, value, directory, script, why):
+    """A problem when a site's own ``key`` (a comma-separated list) runs neither the role's glob nor its script."""
+    if {f"{directory}/*", f"{directory}/{script}"} & {p.strip() for p in value.split(",")}:
+        return []
+    return [
+        f"slurm_config.{key} = {value!r}: {why}. Add {directory}/* (and put your script in {directory}) or "
+        f"{directory}/{script} to the comma-separated list"
+    ]
 
 
 class FilterModule:

@@ -159,8 +159,9 @@ def write_inventory(lab: dict[str, Any], emu: dict[str, Any]) -> Path:
         "# The lab's own key and known_hosts: the one difference from a real tenancy.\n"
         f"ansible_ssh_common_args: -F {lab_dir() / 'ssh_config'}\n"
     )
-    # gpu_node.yml: where the lab's GPU stand-ins sit (RDMA NIC names, the Xid log)
-    for name in ("slurm.yml", "lab.yml", "gpu_node.yml"):
+    # gpu_node.yml: where the lab's GPU stand-ins sit (RDMA NIC names, the Xid log); monitoring.yml: the DCGM
+    # exporter stand-in is already on the GPU nodes
+    for name in ("slurm.yml", "lab.yml", "gpu_node.yml", "monitoring.yml"):
         link = inv / "group_vars" / "all" / name
         if not link.is_symlink():
             link.symlink_to(REPO / "inventories" / "lab" / "group_vars" / "all" / name)

@@ -360,6 +360,8 @@ LAB_RDMA_DIR = "/etc/oci-gpu-lab/infiniband"
 # The node's own kernel log for the health check's Xid search: in a container /dev/kmsg and the
 # journal's dmesg are the host's, shared by every node, so tests append Xid lines here instead.
 LAB_XID_LOG = "/var/log/oci-gpu-lab/kern.log"
+# The DCGM exporter stand-in (dcgm_exporter.py), where NVIDIA's datacenter-gpu-manager-exporter puts the real one.
+DCGM_EXPORTER = "/usr/bin/dcgm-exporter"
 FABRICMANAGER_UNIT = """[Unit]
 Description=NVIDIA Fabric Manager (oci-gpu-lab stand-in, test only: it only sleeps)
 
@@ -401,6 +403,9 @@ def node_payload(
         # Debian nodes have python3 but no 'python': give the stand-in their interpreter.
         smi = (HERE / "nvidia_smi.py").read_text().split("\n", 1)[1]
         files["/usr/bin/nvidia-smi"] = ("0755", "#!/usr/bin/python3\n" + smi)
+        # and the DCGM exporter stand-in where NVIDIA's package puts the real one (the monitoring role runs it)
+        dcgm = (HERE / "dcgm_exporter.py").read_text().split("\n", 1)[1]
+        files[DCGM_EXPORTER] = ("0755", "#!/usr/bin/python3\n" + dcgm)
     post: list[list[str]] = []
     rec = SHAPES.shape(node["shape"])
     if gpus and rec is not None:
@@ -412,7 +417,7 @@ def node_payload(
         if rec.gpu_fabric == "fabricmanager":
             files["/etc/systemd/system/nvidia-fabricmanager.service"] = ("0644", FABRICMANAGER_UNIT)
             post.append(["systemctl", "daemon-reload"])
-    remove = [] if gpus else ["/usr/bin/nvidia-smi", "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
+    remove = [] if gpus else ["/usr/bin/nvidia-smi", DCGM_EXPORTER, "/etc/tmpfiles.d/oci-gpu-lab-nvidia.conf"]
     # Every node: the mount.nfs stand-in (the kernel has no NFS client), see mount_nfs.py.
     pre = [["dpkg-divert", "--local", "--rename", "--divert", f"{p}.distrib", "--add", p] for p in MOUNT_NFS_PATHS]
     shim = (HERE / "mount_nfs.py").read_text().split("\n", 1)[1]

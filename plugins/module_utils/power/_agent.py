@@ -101,6 +101,9 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     # {"program", "config", "python", "settings": the program's settings but node, gpu_count, fabric}
     # (None: no check at join)
     "health": None,
+    # files every new node gets before slurmd starts: [{"path", "mode", "content"}] (the slurm role's GPU job map
+    # prolog and epilog: slurm.conf names their directories, and a Prolog glob that matches nothing fails every job)
+    "node_files": [],
 }
 
 if TYPE_CHECKING:
@@ -501,7 +504,7 @@ class Actor:
         options = f"--conf-server {servers} -N {node}" + (f" {extra}" if extra else "")
         if not re.fullmatch(r"[A-Za-z0-9 ._:,=/@+-]*", options):
             raise AgentError(f"slurmd_options {extra!r}: letters, digits, spaces and ._:,=/@+- only")
-        script = BOOTSTRAP.replace("@OPTIONS@", options)
+        script = BOOTSTRAP.replace("@OPTIONS@", options).replace("@NODE_FILES@", node_files_script(self.cfg))
         stdin = f"MUNGE_KEY_B64={key}\n"
         health = self._health_files(node)
         if health:
@@ -573,6 +576,25 @@ class Actor:
         return f"the GPU health check failed on {ip}: {problem}; node down, {done}"
 
 
+def node_files_script(cfg: Mapping[str, Any]) -> str:
+    """Shell lines that write ``cfg["node_files"]`` on the node (each through a temporary file, then renamed)."""
+    lines = []
+    for f in cfg.get("node_files") or []:
+        path, mode = str(f.get("path") or ""), str(f.get("mode") or "0644")
+        if not re.fullmatch(r"/[A-Za-z0-9._/-]+", path) or "/../" in path + "/":
+            raise AgentError(f"node_files path {path!r}: an absolute path of ._/- and letters")
+        if not re.fullmatch(r"0?[0-7]{3}", mode):
+            raise AgentError(f"node_files {path}: mode {mode!r} is not an octal mode")
+        b64 = base64.b64encode(str(f.get("content") or "").encode()).decode()
+        lines += [
+            f"install -d -m 0755 {os.path.dirname(path)}",
+            f"printf '%s' '{b64}' | base64 -d > {path}.new",
+            f"chmod {mode} {path}.new",
+            f"mv -f {path}.new {path}",
+        ]
+    return "\n".join(lines)
+
+
 # The exit code of the join when the GPU health check fails (slurmd is not started).
 HEALTH_FAILED = 86
 
@@ -608,6 +630,7 @@ if [ -n "${HEALTH_PROGRAM_B64:-}" ]; then
   # before slurmd: a node that fails never takes a job
   @HEALTH_PROGRAM@ --config @HEALTH_CONFIG@ --check-only || exit 86
 fi
+@NODE_FILES@
 rm -f /etc/slurm/slurm.conf
 printf 'SLURMD_OPTIONS="@OPTIONS@"\n' > /etc/default/slurmd
 systemctl enable slurmd >/dev/null 2>&1 || true

@@ -130,6 +130,8 @@ def test_node_payload_makes_devices_only_for_gpu_shapes() -> None:
     assert "c /dev/nvidia3 0666 root root - 195:3" in rules and "195:255" in rules
     mode, smi = gpu["files"]["/usr/bin/nvidia-smi"]
     assert mode == "0755" and smi.startswith("#!/usr/bin/python3\n") and "def main(" in smi
+    mode, dcgm = gpu["files"][labctl.DCGM_EXPORTER]
+    assert mode == "0755" and dcgm.startswith("#!/usr/bin/python3\n") and "def render(" in dcgm
     # L40S: two RDMA NICs, no NVSwitch (no Fabric Manager stand-in)
     assert sorted(p for p in gpu["files"] if p.startswith(labctl.LAB_RDMA_DIR)) == [
         f"{labctl.LAB_RDMA_DIR}/mlx5_0",
@@ -144,7 +146,8 @@ def test_node_payload_makes_devices_only_for_gpu_shapes() -> None:
     cpu = labctl.node_payload("lab", {"name": "c", "shape": "VM.Standard.E5.Flex", "roles": ["login"]})
     assert cpu["devices"] == [] and "/usr/bin/nvidia-smi" not in cpu["files"]
     assert not any(p.startswith(labctl.LAB_RDMA_DIR) for p in cpu["files"]) and labctl.LAB_XID_LOG not in cpu["files"]
-    assert "/usr/bin/nvidia-smi" in cpu["remove_devices"]
+    assert "/usr/bin/nvidia-smi" in cpu["remove_devices"] and labctl.DCGM_EXPORTER in cpu["remove_devices"]
+    assert labctl.DCGM_EXPORTER not in cpu["files"]
 
 
 def test_inventory_text_groups_nodes_by_slurm_role() -> None:

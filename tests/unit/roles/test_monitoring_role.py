@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -104,7 +105,7 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_rules_load_and_pass_their_unit_tests(rendered: Path) -> None:
     res = _tool("promtool", "check", "rules", str(rendered / "oci_gpu.rules.yml"))
     assert res.returncode == 0, res.stdout + res.stderr
-    assert "SUCCESS: 13 rules found" in res.stdout, res.stdout
+    assert "SUCCESS: 14 rules found" in res.stdout, res.stdout
     shutil.copy(REPO / "tests" / "monitoring" / "oci_gpu.rules.test.yml", rendered / "oci_gpu.rules.test.yml")
     res = _tool("promtool", "test", "rules", "oci_gpu.rules.test.yml", cwd=rendered)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -134,3 +135,24 @@ def test_a_bad_receiver_is_refused_by_name_and_no_url_is_shown(tmp_path: Path) -
     assert "very-secret-token" not in res.stdout + res.stderr
     res = _render(tmp_path, {"monitoring_server_hosts": ["ctl1"], "monitoring_alert_for": {"node_drained": "5 min"}})
     assert res.returncode != 0 and "durations must read like 30s, 5m, 2h: 5 min" in res.stdout
+    lacks = "daemon_down, dbd_queue, filesystem, gpu_xid, node_down, repair_stuck, scheduler_cycle, target_down"
+    assert f"monitoring_alert_for lacks {lacks} (it needs every key)" in res.stdout
+
+
+def test_the_dcgm_scrape_job_and_its_collectors_file(rendered: Path) -> None:
+    """Prometheus scrapes the GPU nodes' DCGM exporter from the role's file_sd; the fields the dashboards and
+    GpuXidReported read are in the collectors file the role writes by default."""
+    conf = yaml.safe_load((rendered / "prometheus.yml").read_text())
+    jobs = {j["job_name"]: j for j in conf["scrape_configs"]}
+    assert jobs["dcgm"]["file_sd_configs"][0]["files"] == [str(rendered / "dcgm.json")]
+    defaults = yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
+    fields = set(defaults["monitoring_dcgm_exporter_fields"])
+    wanted = set()
+    for name in ("oci-gpu-gpu-nodes", "oci-gpu-jobs-tenants"):
+        dash = json.loads((ROLE / "files" / "dashboards" / f"{name}.json").read_text())
+        for panel in dash["panels"]:
+            for target in panel["targets"]:
+                wanted |= set(re.findall(r"DCGM_FI_[A-Z_]+", target["expr"]))
+    rules = (rendered / "oci_gpu.rules.yml").read_text()
+    wanted |= set(re.findall(r"DCGM_FI_[A-Z_]+", rules))
+    assert wanted and wanted <= fields, wanted - fields

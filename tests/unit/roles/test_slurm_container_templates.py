@@ -34,6 +34,8 @@ FILES = {
     "pyxis.conf": "etc/slurm/plugstack.conf.d/pyxis.conf.j2",
     "enroot.conf": "etc/enroot/enroot.conf.j2",
     "sysctl": "etc/sysctl.d/90-oci-gpu-containers.conf.j2",
+    "job-map-prolog": "etc/slurm/prolog.d/oci-gpu-job-map.sh.j2",
+    "job-map-epilog": "etc/slurm/epilog.d/oci-gpu-job-map.sh.j2",
 }
 # Read from Debian 12's slurmstepd (Slurm 22.05.8), not from the code under test.
 KEYS_2205 = {
@@ -259,3 +261,56 @@ def test_the_prolog_makes_root_owned_parents_under_a_world_writable_base(rendere
         check=False,
     )
     assert denied.returncode != 0
+
+
+# --------------------------------------------------------------------------- the GPU job map (DCGM's hpc_job)
+def _run(script: str, job: str, gpus: str | None) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, SLURM_JOB_ID=job)
+    env.pop("SLURM_JOB_GPUS", None)
+    if gpus is not None:
+        env["SLURM_JOB_GPUS"] = gpus
+    return subprocess.run(["sh", "-c", script], env=env, capture_output=True, text=True, check=False)
+
+
+def _map(directory: Path) -> dict[str, list[str]]:
+    return {p.name: p.read_text().split() for p in sorted(directory.iterdir()) if p.name.isdigit()}
+
+
+def test_the_job_map_follows_jobs_onto_and_off_their_gpus(rendered, tmp_path) -> None:
+    """The prolog lists each job under its GPUs (the DCGM exporter's mapping files), the epilog takes it out;
+    two jobs on one GPU (shards) are both listed, and a job without GPUs writes nothing."""
+    default = "/run/oci-gpu/gpu-jobs"
+    mapdir = tmp_path / "run" / "gpu-jobs"
+    prolog = rendered["22.05"]["job-map-prolog"]
+    epilog = rendered["22.05"]["job-map-epilog"]
+    assert f"dir={default}\n" in prolog and f"dir={default}\n" in epilog
+    prolog, epilog = prolog.replace(default, str(mapdir)), epilog.replace(default, str(mapdir))
+    assert _run(prolog, "40", None).returncode == 0 and not mapdir.exists()
+    assert _run(prolog, "41", "0,3").returncode == 0
+    assert _run(prolog, "42", "3").returncode == 0
+    assert _map(mapdir) == {"0": ["41"], "3": ["41", "42"]}
+    assert stat.S_IMODE(mapdir.stat().st_mode) == 0o755
+    assert _run(epilog, "41", None).returncode == 0
+    assert _map(mapdir) == {"3": ["42"]}
+    assert _run(epilog, "42", "3").returncode == 0
+    assert _map(mapdir) == {}
+
+
+def test_the_job_map_never_fails_a_job_and_never_follows_a_link(rendered, tmp_path) -> None:
+    default = "/run/oci-gpu/gpu-jobs"
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    link = tmp_path / "gpu-jobs"
+    link.symlink_to(target)
+    prolog = rendered["24.11"]["job-map-prolog"].replace(default, str(link))
+    epilog = rendered["24.11"]["job-map-epilog"].replace(default, str(link))
+    res = _run(prolog, "43", "1,x")
+    assert res.returncode == 0, res.stderr
+    assert list(target.iterdir()) == []
+    (target / "1").write_text("43\n")
+    assert _run(epilog, "43", "1").returncode == 0
+    assert (target / "1").read_text() == "43\n"
+    # a path that cannot be made (its parent is a file): logged, the job starts
+    (tmp_path / "file").write_text("")
+    res = _run(rendered["24.11"]["job-map-prolog"].replace(default, str(tmp_path / "file" / "map")), "44", "0")
+    assert res.returncode == 0, res.stderr

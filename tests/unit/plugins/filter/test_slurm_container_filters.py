@@ -57,6 +57,34 @@ def test_a_site_prolog_must_still_run_the_roles(prolog, ok) -> None:
         assert problems[0].startswith("slurm_config.Prolog = '/usr/local/sbin/site-prolog': the containers need")
 
 
+OFF_WITH_JOB_MAP = dict(
+    ON, oci_enabled=False, pyxis_enabled=False, epilog="", epilog_dir="/etc/slurm/epilog.d", job_map_dir="/run/m"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "ok"),
+    [
+        ("prolog", "/etc/slurm/prolog.d/*", True),
+        ("prolog", "/usr/local/sbin/site-prolog,/etc/slurm/prolog.d/oci-gpu-job-map.sh", True),
+        ("prolog", "/usr/local/sbin/site-prolog", False),
+        ("epilog", "/etc/slurm/epilog.d/*", True),
+        ("epilog", "/etc/slurm/epilog.d/oci-gpu-job-map.sh, /usr/local/sbin/site-epilog", True),
+        ("epilog", "/usr/local/sbin/site-epilog", False),
+    ],
+)
+def test_the_gpu_job_map_keeps_its_prolog_and_epilog(key, value, ok) -> None:
+    problems = slurm_container_problems(dict(OFF_WITH_JOB_MAP, **{key: value}), "22.05")
+    assert (problems == []) is ok, problems
+    if not ok:
+        assert len(problems) == 1
+        head = f"slurm_config.{key.capitalize()} = '/usr/local/sbin/site-{key}': the GPU job map"
+        assert problems[0].startswith(head)
+        assert f"/etc/slurm/{key}.d/*" in problems[0] and "slurm_gpu_job_map_dir: ''" in problems[0]
+    # with the map off, a site's own scripts are its business
+    assert slurm_container_problems(dict(OFF_WITH_JOB_MAP, job_map_dir="", **{key: value}), "22.05") == []
+
+
 def test_not_a_dict() -> None:
     with pytest.raises(AnsibleFilterError, match="expects a dict"):
         slurm_container_problems(["oci"], "24.11")

@@ -7,6 +7,7 @@ records what the bootstrap sends. What OCI did is read from the emulator, never 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -349,3 +350,24 @@ def test_a_gpu_node_passes_the_health_check_before_slurmd_or_is_downed_and_termi
     lab["em"].wait_idle()
     assert list(live(lab)) == ["eh-1"] and len(launches(lab)) == 2 and len(slurm.ssh) == 2
     assert "eh-2" not in json.loads(Path(lab["cfg"]["state_file"]).read_text())["records"]
+
+
+def test_node_files_are_written_before_slurmd_and_bad_ones_refused(lab: dict, tmp_path: Path) -> None:
+    """The join writes the slurm role's job map scripts (slurm.conf's Prolog/Epilog globs fail every job on a
+    node where they match nothing); the shell lines run for real here."""
+    target = tmp_path / "etc" / "slurm" / "prolog.d" / "oci-gpu-job-map.sh"
+    cfg = dict(lab["cfg"], node_files=[{"path": str(target), "mode": "0755", "content": "#!/bin/sh\necho 'it's'\n"}])
+    lines = _agent.node_files_script(cfg)
+    assert subprocess.run(["sh", "-ec", lines], check=False).returncode == 0
+    assert target.read_text() == "#!/bin/sh\necho 'it's'\n" and oct(target.stat().st_mode & 0o777) == "0o755"
+    script = _agent.BOOTSTRAP.replace("@NODE_FILES@", lines)
+    assert script.index(str(target)) < script.index("SLURMD_OPTIONS")
+    for bad, message in (
+        ({"path": "etc/x", "mode": "0755"}, "an absolute path"),
+        ({"path": "/etc/slurm/../x", "mode": "0755"}, "an absolute path"),
+        ({"path": "/etc/x; rm -rf /", "mode": "0755"}, "an absolute path"),
+        ({"path": "/etc/x", "mode": "u+x"}, "not an octal mode"),
+    ):
+        with pytest.raises(_agent.AgentError, match=message):
+            _agent.node_files_script(dict(lab["cfg"], node_files=[bad]))
+    assert _agent.node_files_script(lab["cfg"]) == ""
