@@ -1,0 +1,132 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""One run at a time (issue 43 item 7): the lock's take/take-over/release on the node, the staleness judged on
+the control host, and two real ansible-playbook runs of the action plugin - the second refused while the
+first holds the lock, a dead run's lock taken over."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _run_lock
+
+REPO = Path(__file__).resolve().parents[4]
+BIN = Path(sys.executable).parent
+
+
+def _run(n: int, host: str = "ws1", start: str = "100") -> dict:
+    return {"run_id": f"{host}:{n}:{start}", "control_host": host, "pid": n, "start": start, "user": "ops",
+            "play": "Check inputs", "started_at": 1000.0}  # fmt: skip
+
+
+def test_take_take_over_and_release(tmp_path: Path) -> None:
+    path = str(tmp_path / "state" / "run.lock")
+    a, b = _run(11), _run(22)
+    assert _run_lock.take(path, a) == (True, None, False)
+    assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+    assert _run_lock.take(path, a)[0] is True  # the same run, a second task: still its own
+    taken, holder, replaced = _run_lock.take(path, b)
+    assert (taken, holder["run_id"], replaced) == (False, "ws1:11:100", False)
+    # a take-over names the run it replaces: another run's lock is never replaced by mistake
+    assert _run_lock.take(path, b, replace="ws1:99:100")[0] is False
+    assert _run_lock.take(path, b, replace="ws1:11:100") == (True, holder, True)
+    assert json.loads(Path(path).read_text())["run_id"] == "ws1:22:100"
+    assert _run_lock.release(path, "ws1:11:100") is False  # not a's any more
+    assert _run_lock.release(path, "ws1:22:100") is True and not os.path.exists(path)
+    assert _run_lock.release(path, "ws1:22:100") is False
+
+
+def test_check_mode_writes_nothing(tmp_path: Path) -> None:
+    path = str(tmp_path / "none" / "run.lock")
+    assert _run_lock.take(path, _run(1), check=True) == (True, None, False)
+    assert not (tmp_path / "none").exists()
+    _run_lock.take(path, _run(1))
+    before = sorted(os.listdir(tmp_path / "none"))
+    assert _run_lock.take(path, _run(2), check=True)[0] is False
+    assert _run_lock.release(path, "ws1:1:100", check=True) is True
+    assert sorted(os.listdir(tmp_path / "none")) == before and os.path.exists(path)
+
+
+def test_stale_only_when_the_run_is_over() -> None:
+    me = _run(5)
+    holder = _run(7)
+    alive = {(7, "100")}
+    judge = lambda h, now, max_age=3600: _run_lock.stale(h, me, now, max_age, lambda p, s: (p, s) in alive)  # noqa: E731
+    assert judge(holder, 2000.0) == ""  # the same control host, running
+    alive.clear()
+    assert judge(holder, 2000.0) == "its ansible-playbook process 7 on ws1 is gone"
+    # a pid the kernel gave again is another process
+    alive.add((7, "555"))
+    assert judge(holder, 2000.0).startswith("its ansible-playbook process 7")
+    # another control host: its processes cannot be seen from here; only the age tells
+    other = _run(7, host="ws2")
+    assert judge(other, 2000.0) == ""
+    assert judge(other, 1000.0 + 3601) == "it is older than 3600 s"
+    assert judge(other, 1000.0 + 3601, max_age=0) == ""
+    assert judge({"run_id": "unreadable"}, 2000.0) == "the lock file cannot be read"
+
+
+def test_process_start_reads_this_process() -> None:
+    start = _run_lock.process_start(os.getpid())
+    assert start.isdigit() and _run_lock.alive_here(os.getpid(), start)
+    assert not _run_lock.alive_here(os.getpid(), str(int(start) + 1))
+    assert _run_lock.process_start(2**22 + 12345) == ""
+
+
+def _playbook(tmp: Path, name: str, lock: Path, pause: float) -> Path:
+    play = [
+        {
+            "name": f"Run {name}",
+            "hosts": "all",
+            "gather_facts": False,
+            "tasks": [
+                {"name": "Take the lock", "oci_gpu.cluster.run_lock": {"path": str(lock)}, "register": "lock"},
+                {"name": "Show", "ansible.builtin.debug": {"msg": "REPLACED {{ lock.replaced }}"}},
+                {"name": "Hold it", "ansible.builtin.wait_for": {"timeout": pause}, "when": pause > 0},
+                {"name": "Give it back", "oci_gpu.cluster.run_lock": {"path": str(lock), "state": "released"}},
+            ],
+        }
+    ]
+    path = tmp / f"{name}.yml"
+    path.write_text(json.dumps(play))
+    return path
+
+
+def _start(playbook: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
+    return subprocess.Popen(
+        [str(BIN / "ansible-playbook"), "-i", "node1,", "-c", "local", "-e",
+         f"ansible_python_interpreter={sys.executable}", str(playbook)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )  # fmt: skip
+
+
+def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path) -> None:
+    lock = tmp_path / "run.lock"
+    first = _start(_playbook(tmp_path, "first", lock, pause=25))
+    for _ in range(300):
+        if lock.exists():
+            break
+        time.sleep(0.1)
+    holder = json.loads(lock.read_text())
+    assert holder["pid"] == first.pid and holder["control_host"] == socket.gethostname()
+    second = _start(_playbook(tmp_path, "second", lock, pause=0))
+    out, _ = second.communicate(timeout=120)
+    assert second.returncode != 0, out
+    assert f"Another run holds this cluster's lock ({lock} on node1): run {holder['run_id']}" in out
+    assert f"ansible-playbook process {first.pid} on {socket.gethostname()}" in out
+    first.kill()  # the first run dies holding the lock
+    first.communicate(timeout=30)
+    assert json.loads(lock.read_text())["run_id"] == holder["run_id"]
+    third = _start(_playbook(tmp_path, "third", lock, pause=0))
+    out, _ = third.communicate(timeout=120)
+    assert third.returncode == 0, out
+    assert f"REPLACED took over the lock of run {holder['run_id']}" in out
+    assert f"its ansible-playbook process {first.pid} on {socket.gethostname()} is gone" in out
+    assert not lock.exists()
