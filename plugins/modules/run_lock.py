@@ -41,10 +41,18 @@ options:
     description: Take the lock over whoever holds it (after making sure that run is over); the result names it.
     type: bool
     default: false
+  _run:
+    description: This run, as the action plugin names it on the control host. Set by the action plugin only.
+    type: dict
+  _replace:
+    description: The run whose lock the action plugin judged stale and takes over. Set by the action plugin only.
+    type: str
+    default: ""
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
 attributes:
   action:
+    description: The action plugin names the run and judges a held lock on the control host; the module writes.
     support: full
   check_mode:
     support: full
@@ -108,13 +116,13 @@ def main() -> None:
             "max_age": {"type": "int", "default": 14400},
             "break_lock": {"type": "bool", "default": False},
             # set by the action plugin: this run, and the run it judged stale
-            "_run": {"type": "dict", "required": True},
+            "_run": {"type": "dict"},
             "_replace": {"type": "str", "default": ""},
         },
         supports_check_mode=True,
     )
     path, run = module.params["path"], module.params["_run"]
-    if not run.get("run_id"):
+    if not run or not run.get("run_id"):
         module.fail_json(msg="run_lock: runs through its action plugin (oci_gpu.cluster.run_lock), which names the run")
     try:
         if module.params["state"] == "released":

@@ -113,7 +113,7 @@ def test_it_serves_metrics_over_http_with_the_real_options(lab_node: Path) -> No
     )
     try:
         body = ""
-        for _ in range(50):
+        for _attempt in range(50):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
                     body = r.read().decode()

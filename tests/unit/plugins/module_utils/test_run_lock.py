@@ -57,7 +57,10 @@ def test_stale_only_when_the_run_is_over() -> None:
     me = _run(5)
     holder = _run(7)
     alive = {(7, "100")}
-    judge = lambda h, now, max_age=3600: _run_lock.stale(h, me, now, max_age, lambda p, s: (p, s) in alive)  # noqa: E731
+
+    def judge(h: dict, now: float, max_age: int = 3600) -> str:
+        return _run_lock.stale(h, me, now, max_age, lambda p, s: (p, s) in alive)
+
     assert judge(holder, 2000.0) == ""  # the same control host, running
     alive.clear()
     assert judge(holder, 2000.0) == "its ansible-playbook process 7 on ws1 is gone"
@@ -110,14 +113,14 @@ def _start(playbook: Path) -> subprocess.Popen[str]:
 def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path) -> None:
     lock = tmp_path / "run.lock"
     first = _start(_playbook(tmp_path, "first", lock, pause=25))
-    for _ in range(300):
+    for _attempt in range(300):
         if lock.exists():
             break
         time.sleep(0.1)
     holder = json.loads(lock.read_text())
     assert holder["pid"] == first.pid and holder["control_host"] == socket.gethostname()
     second = _start(_playbook(tmp_path, "second", lock, pause=0))
-    out, _ = second.communicate(timeout=120)
+    out = second.communicate(timeout=120)[0]
     assert second.returncode != 0, out
     assert f"Another run holds this cluster's lock ({lock} on node1): run {holder['run_id']}" in out
     assert f"ansible-playbook process {first.pid} on {socket.gethostname()}" in out
@@ -125,7 +128,7 @@ def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path)
     first.communicate(timeout=30)
     assert json.loads(lock.read_text())["run_id"] == holder["run_id"]
     third = _start(_playbook(tmp_path, "third", lock, pause=0))
-    out, _ = third.communicate(timeout=120)
+    out = third.communicate(timeout=120)[0]
     assert third.returncode == 0, out
     assert f"REPLACED took over the lock of run {holder['run_id']}" in out
     assert f"its ansible-playbook process {first.pid} on {socket.gethostname()} is gone" in out
