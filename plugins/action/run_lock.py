@@ -65,15 +65,21 @@ class ActionModule(ActionBase):
                 raise AnsibleActionFail(f"run_lock: {private} is set by the action, not by the task")
         run = this_run(str(task_vars.get("ansible_play_name") or ""))
         args["_run"] = run
-        first = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
-        if first.get("failed") or args.get("state", "acquired") == "released" or first.get("taken"):
-            result.update(first)
-            return result
-        holder = first.get("holder") or {}
-        now = time.time()
-        why = _run_lock.stale(holder, run, now, int(args.get("max_age", 14400) or 0), _run_lock.alive_here)
-        if not why and boolean(args.get("break_lock", False), strict=False):
-            why = "break_lock is set"
+        wait = int(args.pop("wait", 0) or 0)
+        deadline = time.monotonic() + wait
+        while True:
+            first = self._execute_module(module_name=MODULE, module_args=args, task_vars=task_vars)
+            if first.get("failed") or args.get("state", "acquired") == "released" or first.get("taken"):
+                result.update(first)
+                return result
+            holder = first.get("holder") or {}
+            now = time.time()
+            why = _run_lock.stale(holder, run, now, int(args.get("max_age", 14400) or 0), _run_lock.alive_here)
+            if not why and boolean(args.get("break_lock", False), strict=False):
+                why = "break_lock is set"
+            if why or time.monotonic() >= deadline or self._task.check_mode:
+                break
+            time.sleep(min(5.0, max(0.5, deadline - time.monotonic())))
         if not why:
             where = f"{args.get('path', _LOCK)} on {task_vars.get('ansible_host', task_vars.get('inventory_hostname'))}"
             result.update(
@@ -82,8 +88,8 @@ class ActionModule(ActionBase):
                 holder=holder,
                 msg=(
                     f"Another run holds this cluster's lock ({where}): {_run_lock.describe(holder, now)}. "
-                    "One run at a time: wait for it to end. If that run is over (its control host died), rerun with "
-                    "-e slurm_run_lock_break=true."
+                    f"One run at a time{f' (waited {wait} s)' if wait else ''}: wait for it to end. If that run is "
+                    "over (its control host died), rerun with -e slurm_run_lock_break=true."
                 ),
             )
             return result

@@ -41,6 +41,12 @@ options:
     description: Take the lock over whoever holds it (after making sure that run is over); the result names it.
     type: bool
     default: false
+  wait:
+    description:
+      - Seconds to wait for a lock another running run holds before refusing (V(0) refuses at once; a site's add-node
+        hook that may start runs while others go on sets it). Handled by the action plugin.
+    type: int
+    default: 0
   _run:
     description: This run, as the action plugin names it on the control host. Set by the action plugin only.
     type: dict
@@ -115,6 +121,7 @@ def main() -> None:
             "state": {"type": "str", "choices": ["acquired", "released"], "default": "acquired"},
             "max_age": {"type": "int", "default": 14400},
             "break_lock": {"type": "bool", "default": False},
+            "wait": {"type": "int", "default": 0},
             # set by the action plugin: this run, and the run it judged stale
             "_run": {"type": "dict"},
             "_replace": {"type": "str", "default": ""},

@@ -286,6 +286,9 @@ class JoinHook:
             "oci_gpu.cluster.slurm",
             "-e",
             f"slurm_play_hosts=slurm_controller:slurm_dbd:{node}",
+            # as an add-node hook would: joins may start while another run holds the cluster's lock
+            "-e",
+            "slurm_run_lock_wait=600",
         )
         self.runs.append((node, res))
 

@@ -133,3 +133,23 @@ def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path)
     assert f"REPLACED took over the lock of run {holder['run_id']}" in out
     assert f"its ansible-playbook process {first.pid} on {socket.gethostname()} is gone" in out
     assert not lock.exists()
+
+
+def test_a_run_that_may_wait_gets_the_lock_when_the_first_ends(tmp_path: Path) -> None:
+    lock = tmp_path / "run.lock"
+    first = _start(_playbook(tmp_path, "first", lock, pause=6))
+    for _attempt in range(300):
+        if lock.exists():
+            break
+        time.sleep(0.1)
+    waiting = tmp_path / "waiting.yml"
+    play = json.loads(_playbook(tmp_path, "w", lock, pause=0).read_text())
+    play[0]["tasks"][0]["oci_gpu.cluster.run_lock"]["wait"] = 60
+    waiting.write_text(json.dumps(play))
+    started = time.monotonic()
+    second = _start(waiting)
+    out = second.communicate(timeout=120)[0]
+    assert second.returncode == 0, out
+    first.communicate(timeout=60)
+    assert first.returncode == 0
+    assert time.monotonic() - started > 2 and not lock.exists()
