@@ -99,6 +99,14 @@ options:
         daemons of this host last applied; compared with the live files in RV(behind). Empty for none.
     type: path
     default: ""
+  dbd_conf:
+    description:
+      - On a dbd host, the live C(slurmdbd.conf) and the copy the role keeps of the one slurmdbd last started with
+        (C([live, applied])); RV(dbd_behind) says whether they differ. Empty for none.
+      - Only whether they differ is returned - never a checksum of a file that holds the database password.
+    type: list
+    elements: path
+    default: []
   shape:
     description: The node's OCI shape (for example C(BM.GPU.H100.8)); empty when unknown.
     type: str
@@ -234,6 +242,12 @@ behind:
     interrupted or failed before its restart or reconfigure); false when nothing is recorded.
   returned: always
   type: bool
+dbd_behind:
+  description: >-
+    Whether the live C(slurmdbd.conf) differs from the one slurmdbd last started with (a run that wrote it, or
+    changed the database password, was interrupted before slurmdbd restarted); false when no copy is kept yet.
+  returned: always
+  type: bool
 nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
@@ -344,6 +358,14 @@ def applied_record(path: str) -> dict[str, str]:
     return read_record(path)
 
 
+def dbd_behind(paths: list[str]) -> bool:
+    """Whether the live slurmdbd.conf differs from the copy of the one slurmdbd last started with (both
+    present); False without a copy (none kept yet) or without a live file."""
+    if len(paths) != 2 or not all(os.path.isfile(p) for p in paths):
+        return False
+    return file_sha256(paths[0]) != file_sha256(paths[1])
+
+
 USERNS_SYSCTLS = ("user.max_user_namespaces", "user.max_mnt_namespaces")
 
 
@@ -404,6 +426,7 @@ def main() -> None:
                 "default": ["cgroup.conf", "gres.conf", "slurm.conf", "oci.conf", "plugstack.conf"],
             },
             "applied_path": {"type": "path", "default": ""},
+            "dbd_conf": {"type": "list", "elements": "path", "default": []},
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
@@ -454,6 +477,7 @@ def main() -> None:
         # Only the files the record names: a file the role never wrote (a site's own topology.conf,
         # or one a record from before the topology existed does not list) never makes a node behind.
         "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
+        "dbd_behind": dbd_behind(p["dbd_conf"]),
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
         "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},

@@ -206,8 +206,38 @@ def _run_canary_scenario(scenario: str, work: Path) -> None:
         _molecule("side-effect", scenario, env, work / "side_effect.out")
         _molecule("verify", scenario, env, work / "verify.out")
         _rotate_password(scenario, env, work, password)
+        _heal_interrupted_rotation(scenario, env, work)
     finally:
         _molecule("destroy", scenario, env, work / "destroy.out", expect_ok=False)
+
+
+def _heal_interrupted_rotation(scenario: str, env: dict[str, str], work: Path) -> None:
+    """Issue 43 item 2: a rotation stopped after it wrote slurmdbd.conf and changed the password in MariaDB, before
+    slurmdbd restarted. slurmdbd keeps its old connection, so accounting looks fine until its next reconnect;
+    the next run must restart it (the copy of the file it runs with differs), or that reconnect fails."""
+    third = "rotatedplain3"  # plain: its slurmdbd.conf line is the value itself
+    _podman("exec", CANARY_CTL, "sed", "-i", f"s/^StoragePass=.*/StoragePass={third}/", "/etc/slurm/slurmdbd.conf")
+    alter = f"--execute=ALTER USER 'slurm'@'localhost' IDENTIFIED BY '{third}'"
+    _podman("exec", CANARY_CTL, "mysql", "--batch", alter)
+    extra = work / "rotate3.yml"
+    extra.write_text(json.dumps({"slurm_dbd_storage_password": third}))
+    extra.chmod(0o600)
+    t0 = time.monotonic()
+    _molecule("converge", scenario, env, work / "rotate3.out", f"--limit={CANARY_CTL}", f"--extra-vars=@{extra}")
+    seconds = time.monotonic() - t0
+    out = (work / "rotate3.out").read_text()
+    assert "Restart slurmdbd, which runs with an older slurmdbd.conf than the file" in out, out[-3000:]
+    # the reconnect an interrupted rotation would break: MariaDB restarts, slurmdbd must log in again
+    _podman("exec", CANARY_CTL, "systemctl", "restart", "mariadb")
+    listed: list[str] = []
+    for _attempt in range(20):
+        sacctmgr = ["sacctmgr", "--noheader", "--parsable2", "list", "cluster", "format=cluster"]
+        listed = _podman("exec", CANARY_CTL, *sacctmgr, check=False).stdout.split()
+        if listed == ["lab"]:
+            break
+        time.sleep(3)
+    assert listed == ["lab"], f"slurmdbd lost the database after MariaDB restarted: {listed}"
+    _figure(f"interrupted rotation healed: {seconds:.0f} s; slurmdbd restarted and reconnects after MariaDB restarts")
 
 
 def _canary_scans(work: Path, pats: dict[str, bytes], sampler: canary.CmdlineSampler, started: float) -> None:
@@ -243,6 +273,8 @@ FILE_MODES = {
     "/etc/slurm/slurmdbd.conf": ("slurm", "slurm", "600"),
     "/var/lib/slurm/slurmctld": ("slurm", "slurm", "700"),
     "/var/lib/slurm/slurmd": ("root", "root", "755"),
+    # the copy of the slurmdbd.conf slurmdbd runs with (issue 43 item 2): root's alone, it holds the password
+    "/var/lib/oci-gpu-cluster/slurmdbd-applied.conf": ("root", "root", "600"),
 }
 FILES_BY_NODE = {
     CANARY_CTL: [
@@ -252,6 +284,7 @@ FILES_BY_NODE = {
         "/etc/slurm/topology.conf",
         "/etc/slurm/slurmdbd.conf",
         "/var/lib/slurm/slurmctld",
+        "/var/lib/oci-gpu-cluster/slurmdbd-applied.conf",
     ],
     CANARY_GPU: [
         "/etc/munge/munge.key",

@@ -319,3 +319,22 @@ def test_the_slurm_and_munge_accounts_and_the_clock_are_read(node: Path) -> None
         run_module({"name": "login1", "roles": ["login"], "conf_paths": [str(node / "slurm.conf")]})["clock_skew"]
         is None
     )
+
+
+def test_slurmdbd_is_behind_when_its_file_differs_from_the_copy_it_runs_with(node: Path) -> None:
+    """Issue 43 item 2: a rotation stopped after slurmdbd.conf was written and before slurmdbd restarted. Only
+    whether they differ comes back: never a checksum of a file holding the database password."""
+    live, copy = node / "slurmdbd.conf", node / "applied" / "slurmdbd-applied.conf"
+    args = {"name": "ctl", "roles": ["controller", "dbd"], "slurmd_path": str(node / "slurmd"),
+            "conf_paths": [str(node / "slurm.conf")], "dbd_conf": [str(live), str(copy)]}  # fmt: skip
+    live.write_text("StoragePass=old-secret\n")
+    first = run_module(args)
+    assert first["dbd_behind"] is False  # no copy kept yet (a cluster from before the copy): not behind
+    copy.parent.mkdir()
+    copy.write_text("StoragePass=old-secret\n")
+    assert run_module(args)["dbd_behind"] is False
+    live.write_text("StoragePass=new-secret\n")  # the interrupted run wrote the file
+    later = run_module(args)
+    assert later["dbd_behind"] is True
+    assert "secret" not in str(later) and "StoragePass" not in str(later)
+    assert run_module(dict(args, dbd_conf=[]))["dbd_behind"] is False
