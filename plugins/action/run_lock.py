@@ -100,5 +100,6 @@ class ActionModule(ActionBase):
             result["replaced"] = f"took over the lock of {_run_lock.describe(holder, now)}: {why}"
         elif not second.get("failed"):
             # another run took it over first: refuse, naming that run
-            result.update(failed=True, msg=f"Another run took this cluster's lock first: {second.get('holder')}")
+            taker = _run_lock.describe(second.get("holder") or {}, now)
+            result.update(failed=True, msg=f"Another run took this cluster's lock over first: {taker}. One run at a time.")
         return result
