@@ -101,5 +101,5 @@ class ActionModule(ActionBase):
         elif not second.get("failed"):
             # another run took it over first: refuse, naming that run
             taker = _run_lock.describe(second.get("holder") or {}, now)
-            result.update(failed=True, msg=f"Another run took this cluster's lock over first: {taker}. One run at a time.")
+            result.update(failed=True, msg=f"Another run took this cluster's lock over first: {taker}. One at a time.")
         return result
