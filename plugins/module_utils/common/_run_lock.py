@@ -73,7 +73,8 @@ def take(path, owner, replace="", check=False):
         holder = _read(path)
         if holder is None or holder.get("run_id") == owner["run_id"]:
             return True, holder, False
-        return bool(replace and holder.get("run_id") == replace), holder, bool(replace)
+        replaced = bool(replace and holder.get("run_id") == replace)
+        return replaced, holder, replaced
     directory = os.path.dirname(path) or "."
     if not os.path.isdir(directory):
         os.makedirs(directory, mode=0o755, exist_ok=True)

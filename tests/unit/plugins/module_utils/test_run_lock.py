@@ -110,13 +110,18 @@ def _start(playbook: Path) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
+def _wait_for(lock: Path) -> None:
+    """Until the first run holds the lock (at most 30 s)."""
+    for _attempt in range(300):
+        if lock.exists():
+            return
+        time.sleep(0.1)
+
+
 def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path) -> None:
     lock = tmp_path / "run.lock"
     first = _start(_playbook(tmp_path, "first", lock, pause=25))
-    for _attempt in range(300):
-        if lock.exists():
-            break
-        time.sleep(0.1)
+    _wait_for(lock)
     holder = json.loads(lock.read_text())
     assert holder["pid"] == first.pid and holder["control_host"] == socket.gethostname()
     second = _start(_playbook(tmp_path, "second", lock, pause=0))
@@ -138,10 +143,7 @@ def test_a_second_run_is_refused_and_a_dead_runs_lock_taken_over(tmp_path: Path)
 def test_a_run_that_may_wait_gets_the_lock_when_the_first_ends(tmp_path: Path) -> None:
     lock = tmp_path / "run.lock"
     first = _start(_playbook(tmp_path, "first", lock, pause=6))
-    for _attempt in range(300):
-        if lock.exists():
-            break
-        time.sleep(0.1)
+    _wait_for(lock)
     waiting = tmp_path / "waiting.yml"
     play = json.loads(_playbook(tmp_path, "w", lock, pause=0).read_text())
     play[0]["tasks"][0]["oci_gpu.cluster.run_lock"]["wait"] = 60
