@@ -38,6 +38,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "conf_dir": {"type": "str", "default": "/etc/slurm"},
     "topology": {"type": "str", "choices": ["auto", "tree", "block", "none"], "default": "none"},
     "probe_var": {"type": "str", "default": "__slurm_probe"},
+    # preflight: each host's registered slurm_version_info result, and whether this run upgrades
+    "versions_var": {"type": "str", "default": ""},
+    "upgrade": {"type": "bool", "default": False},
     # configless compute nodes fetch the configuration from slurmctld (SlurmctldParameters=enable_configless)
     "configless": {"type": "bool", "default": False},
     # the header the base files start with (the role's ansible_managed, as a comment)
@@ -90,7 +93,8 @@ class ActionModule(ActionBase):
         }
         try:
             if args["stage"] == "preflight":
-                plan = preflight_cluster(cluster, hosts, omit_token=marker)
+                versions = self._probes(task_vars, hosts, args["versions_var"]) if args["versions_var"] else None
+                plan = preflight_cluster(cluster, hosts, omit_token=marker, versions=versions, upgrade=args["upgrade"])
             else:
                 probes = self._probes(task_vars, hosts, args["probe_var"])
                 if args["topology"] != "none":

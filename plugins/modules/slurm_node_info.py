@@ -297,52 +297,26 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files impo
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import node_topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._installed import (
+    candidate_version,
+    installed_version,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import (
     gpu_check,
     gpu_devices_sorted,
     node_record,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import TOPOLOGY_FILES
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS, version_from_output
-
-# Packages whose version is Slurm's, in the order they are asked.
-_PACKAGES = ("slurmctld", "slurmd", "slurm-client", "slurm-wlm-basic-plugins", "slurm", "slurm-slurmd")
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS
 
 
 def _slurm_version(module: AnsibleModule, slurmd: str | None) -> tuple[str, str]:
-    """(version, source): the daemons first (no config needed), then the package database."""
-    for binary in ("slurmctld", "slurmd"):
-        path = slurmd if binary == "slurmd" and slurmd else module.get_bin_path(binary)
-        if path and os.path.exists(path):
-            rc, out, _err = module.run_command([path, "-V"])
-            found = version_from_output(out) if rc == 0 else ""
-            if found:
-                return found, f"{binary} -V"
-    dpkg = module.get_bin_path("dpkg-query")
-    if dpkg:
-        for pkg in _PACKAGES:
-            rc, out, _err = module.run_command([dpkg, "-W", "-f", "${db:Status-Abbrev}${Version}", pkg])
-            if rc == 0 and out.startswith("ii"):
-                found = version_from_output(out[3:])
-                if found:
-                    return found, "dpkg-query"
-    rpm = module.get_bin_path("rpm")
-    if rpm:
-        for pkg in _PACKAGES:
-            rc, out, _err = module.run_command([rpm, "-q", "--qf", "%{VERSION}", pkg])
-            found = version_from_output(out) if rc == 0 else ""
-            if found:
-                return found, "rpm"
-    # Check mode on a fresh host: the version the install step would bring.
-    apt_cache = module.get_bin_path("apt-cache") if module.check_mode else None
-    if apt_cache:
-        rc, out, _err = module.run_command([apt_cache, "policy", "slurm-client"])
-        for line in out.splitlines() if rc == 0 else []:
-            if line.strip().lower().startswith("candidate:"):
-                found = version_from_output(line.split(":", 1)[1])
-                if found:
-                    return found, "apt-cache"
-    return "", ""
+    """(version, source): the daemons first (no config needed), then the package database; in check
+    mode on a fresh host, the version the install step would bring."""
+    found = installed_version(module, slurmd)
+    if not found[0] and module.check_mode:
+        found = candidate_version(module)
+    return found
 
 
 def file_sha256(path: str) -> str:

@@ -67,6 +67,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version imp
     behaviour,
     change_plan,
     parse_version,
+    version_problems,
 )
 
 __all__ = [
@@ -552,11 +553,35 @@ def _hosts(
     return out
 
 
-def preflight_cluster(cluster: Mapping[str, Any], hosts: Mapping[str, Any], omit_token: Any = None) -> dict[str, Any]:
+def preflight_cluster(
+    cluster: Mapping[str, Any],
+    hosts: Mapping[str, Any],
+    omit_token: Any = None,
+    versions: Mapping[str, Mapping[str, Any]] | None = None,
+    upgrade: bool = False,
+) -> dict[str, Any]:
     """Before anything changes: the hosts that must stand do, and the cluster description (node names
-    only: the hardware is read later) passes the configuration model. Returns the lost hosts."""
+    only: the hardware is read later) passes the configuration model. ``versions``: per standing host,
+    what ``slurm_version_info`` read (``installed``, ``candidate``, ``recorded``); the releases must
+    be ones Slurm runs together and upgrades to (``_version.version_problems``; ``upgrade``: this
+    run upgrades the packages). Returns the lost hosts."""
     m = _membership(hosts)
     problems = _standing_problems(cluster, m["controllers"], m["dbd"], m["compute"], m["in_run"], m["lost"])
+    if versions is not None:
+        roles = {
+            h: [
+                r
+                for r, group in (
+                    ("controller", "controllers"),
+                    ("dbd", "dbd"),
+                    ("compute", "compute"),
+                    ("login", "login"),
+                )
+                if h in m[group]
+            ]
+            for h in versions
+        }
+        problems.extend(version_problems({h: {**versions[h], "roles": roles[h]} for h in versions}, upgrade))
     try:
         elastic = _elastic(cluster, m["compute"])
     except SlurmPlanError as exc:

@@ -12,6 +12,11 @@ Public API
     The version in ``slurmd -V`` / package-manager output (``"24.11.5"``), or ``""``.
 ``behaviour(version) -> dict``
     The row of :data:`VERSION_TABLE` in force for that version.
+``releases_between(old, new) -> int`` / ``upgrade_path(old, new) -> list``
+    How many release series an upgrade crosses, and the shortest path Slurm supports.
+``version_problems(hosts, upgrade) -> list``
+    The hosts whose Slurm change (a package upgrade, packages changed outside the role, a new
+    host of another release) Slurm does not support, each named with the supported path.
 ``change_plan(old_text, new_text, version, topology_changed=False) -> dict``
     Which daemons a change of ``slurm.conf`` (and of the topology file) needs restarted across
     the cluster, and whether ``scontrol reconfigure`` suffices (a topology file's content:
@@ -35,6 +40,7 @@ Facts the table encodes (Slurm's release notes and the slurm.conf man page of ea
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import parse_slurm_conf
@@ -46,7 +52,10 @@ __all__ = [
     "behaviour",
     "change_plan",
     "parse_version",
+    "releases_between",
+    "upgrade_path",
     "version_from_output",
+    "version_problems",
 ]
 
 # Files beside slurm.conf whose change takes effect on a slurmd restart, in every release: slurmd
@@ -279,6 +288,155 @@ def change_plan(
         "resized_nodes": resized,
         "bad_config_kills_slurmctld": row["bad_config_kills_slurmctld"],
     }
+
+
+# Slurm's release series, oldest first. After 25.11 a release comes every May and November.
+RELEASES: tuple[tuple[int, int], ...] = (
+    (20, 2),
+    (20, 11),
+    (21, 8),
+    (22, 5),
+    (23, 2),
+    (23, 11),
+    (24, 5),
+    (24, 11),
+    (25, 5),
+    (25, 11),
+)
+# slurmdbd and slurmctld read the database and the state files of at most this many earlier
+# releases, and slurmctld talks to slurmd and client commands that many releases older (Slurm's
+# upgrade guide: two, three from 24.11 on).
+UPGRADE_REACH_BEFORE_24_11 = 2
+UPGRADE_REACH_FROM_24_11 = 3
+
+
+def _release_index(ver: tuple[int, int]) -> int:
+    """The position of a release series in :data:`RELEASES` (extended by the May/November cadence)."""
+    if ver in RELEASES:
+        return RELEASES.index(ver)
+    last = RELEASES[-1]
+    if ver > last and ver[1] in (5, 11):
+        return len(RELEASES) - 1 + (ver[0] - last[0]) * 2 + (1 if ver[1] == 5 else 2) - 2
+    raise ValueError(f"Slurm {ver[0]}.{ver[1]:02d} is not a Slurm release series")
+
+
+def upgrade_reach(target: Any) -> int:
+    """How many releases an upgrade *to* ``target`` may cross."""
+    return UPGRADE_REACH_FROM_24_11 if parse_version(target) >= (24, 11) else UPGRADE_REACH_BEFORE_24_11
+
+
+def _text(ver: tuple[int, int]) -> str:
+    return f"{ver[0]}.{ver[1]:02d}"
+
+
+def releases_between(old: Any, new: Any) -> int:
+    """Release series from ``old`` to ``new`` (negative for a downgrade): 22.05 -> 24.11 is 4."""
+    return _release_index(parse_version(new)) - _release_index(parse_version(old))
+
+
+def upgrade_path(old: Any, new: Any) -> list[str]:
+    """The fewest upgrades from ``old`` to ``new`` that Slurm supports, each as far as it may go:
+    ``upgrade_path("22.05", "24.11") == ["22.05", "23.11", "24.11"]``."""
+    start, end = parse_version(old), parse_version(new)
+    path = [start]
+    here = _release_index(start)
+    goal = _release_index(end)
+    series = list(RELEASES)
+    while len(series) <= goal:  # releases after the table, by the cadence
+        y, mo = series[-1]
+        series.append((y, 11) if mo == 5 else (y + 1, 5))
+    while here < goal:
+        step = max(i for i in range(here + 1, goal + 1) if i - here <= upgrade_reach(series[i]))
+        path.append(series[step])
+        here = step
+    return [_text(v) for v in path]
+
+
+def _major(text: Any) -> tuple[int, int] | None:
+    try:
+        return parse_version(text) if text else None
+    except ValueError:
+        return None
+
+
+def version_problems(hosts: Mapping[str, Mapping[str, Any]], upgrade: bool) -> list[str]:
+    """What Slurm does not support among the hosts' releases, before any package changes.
+
+    ``hosts``: per host, ``roles`` (controller, dbd, compute, login), ``installed`` (the packages'
+    version, ``""`` when none), ``candidate`` (what the package manager would install) and
+    ``recorded`` (the release the daemons ran when the role last applied, ``""`` when unknown).
+    ``upgrade``: this run upgrades the packages to the candidate (the role's slurm_upgrade).
+
+    A host's release before the run is the recorded one, else the installed one; after the run it
+    is the candidate when upgrading (or when nothing is installed yet), else the installed one.
+    Refused: a downgrade; a step across more releases than the target release reads; a dbd host
+    older than a controller, and a compute or login host newer than a controller or further
+    behind than the controllers' release reaches.
+    """
+    problems: list[str] = []
+    after: dict[str, tuple[int, int]] = {}
+    for host in sorted(hosts):
+        info = hosts[host]
+        installed, candidate, recorded = (_major(info.get(k)) for k in ("installed", "candidate", "recorded"))
+        before = recorded or installed
+        now = (candidate if upgrade and candidate else installed) or candidate
+        if now is None:
+            continue
+        after[host] = now
+        if before is None or before == now:
+            continue
+        outside = bool(recorded and installed and recorded != installed)
+        how = (
+            f"its Slurm packages were changed outside this role: the daemons last ran {_text(before)}, "
+            f"the packages are {_text(now)}"
+            if outside
+            else f"this run would upgrade Slurm {_text(before)} to {_text(now)} (slurm_upgrade)"
+        )
+        try:
+            steps = releases_between(before, now)
+        except ValueError as exc:
+            problems.append(f"host {host}: {how}; {exc}")
+            continue
+        if steps < 0:
+            problems.append(
+                f"host {host}: {how}; Slurm cannot go back a release (the state files and the "
+                f"accounting database {_text(before)} wrote are not readable by {_text(now)}): "
+                f"put {_text(before)} back"
+            )
+        elif steps > upgrade_reach(now):
+            problems.append(
+                f"host {host}: {how}; that is {steps} releases on, and Slurm {_text(now)} reads the state "
+                f"and the accounting database of at most {upgrade_reach(now)} releases back: upgrade through "
+                f"{' -> '.join(upgrade_path(before, now))}, one step per run"
+                + (f" (put {_text(before)} back first)" if outside else "")
+            )
+    controllers = [after[h] for h in sorted(hosts) if "controller" in hosts[h].get("roles", ()) and h in after]
+    if not controllers:
+        return problems
+    ctld = min(controllers)
+    for host in sorted(after):
+        roles = hosts[host].get("roles", ())
+        ver = after[host]
+        if "dbd" in roles and ver < ctld:
+            problems.append(
+                f"host {host}: slurmdbd would run {_text(ver)}, older than slurmctld's {_text(ctld)}: "
+                "slurmdbd must be upgraded first"
+            )
+        if not {"compute", "login"} & set(roles) or "controller" in roles:
+            continue
+        if ver > ctld:
+            problems.append(
+                f"host {host}: Slurm {_text(ver)} would be newer than the controllers' {_text(ctld)}; "
+                "slurmd and the client commands may not be newer than slurmctld: install "
+                f"{_text(ctld)} on {host}, or upgrade the controllers first"
+            )
+        elif releases_between(ver, ctld) > upgrade_reach(ctld):
+            problems.append(
+                f"host {host}: Slurm {_text(ver)} is more than {upgrade_reach(ctld)} releases behind the "
+                f"controllers' {_text(ctld)}, which no longer talk to it: upgrade it through "
+                f"{' -> '.join(upgrade_path(ver, ctld))}"
+            )
+    return problems
 
 
 # Where distributions install Slurm's plugins (Debian/Ubuntu multiarch, then RPM layouts).

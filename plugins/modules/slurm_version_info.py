@@ -1,0 +1,86 @@
+#!/usr/bin/python
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# GNU General Public License v3.0+ (see https://www.gnu.org/licenses/gpl-3.0.txt)
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: slurm_version_info
+short_description: Read the Slurm release a host has, would install, and last ran
+version_added: 0.6.0
+description:
+  - Reads the installed Slurm version (C(slurmctld -V), C(slurmd -V), else the package database),
+    the version the package manager would install from its cached indexes (C(apt-cache policy),
+    C(dnf repoquery --cacheonly)), and the release the daemons ran when the C(oci_gpu.cluster.slurm)
+    role last applied (O(record_path)). Nothing is downloaded and nothing changes.
+  - The role's preflight compares them across the cluster before any package changes
+    (Slurm's upgrade window, its daemons' order), and refuses by host and with the supported path.
+author:
+  - oci_gpu.cluster contributors (@oci-gpu)
+options:
+  record_path:
+    description: The file where the role records the release the daemons last ran; missing means unknown.
+    type: path
+    default: /var/lib/oci-gpu-cluster/slurm-release
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - oci_gpu.cluster._read_only
+attributes:
+  platform:
+    support: full
+    platforms: posix
+"""
+
+EXAMPLES = r"""
+- name: Read the Slurm releases of this host
+  oci_gpu.cluster.slurm_version_info:
+  register: slurm_versions
+"""
+
+RETURN = r"""
+installed:
+  description: The installed Slurm version; empty when Slurm is not installed.
+  returned: always
+  type: str
+  sample: 22.05.8
+candidate:
+  description: The version the package manager would install; empty when it offers none.
+  returned: always
+  type: str
+  sample: 24.11.5
+recorded:
+  description: The release the daemons ran when the role last applied; empty when not recorded.
+  returned: always
+  type: str
+  sample: 22.05.8
+"""
+
+from ansible.module_utils.basic import AnsibleModule
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._installed import (
+    candidate_version,
+    installed_version,
+)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import version_from_output
+
+
+def main() -> None:
+    module = AnsibleModule(
+        argument_spec={"record_path": {"type": "path", "default": "/var/lib/oci-gpu-cluster/slurm-release"}},
+        supports_check_mode=True,
+    )
+    try:
+        with open(module.params["record_path"], encoding="utf-8") as handle:
+            recorded = version_from_output(handle.read(200))
+    except OSError:
+        recorded = ""
+    module.exit_json(
+        changed=False,
+        installed=installed_version(module)[0],
+        candidate=candidate_version(module)[0],
+        recorded=recorded,
+    )
+
+
+if __name__ == "__main__":
+    main()
