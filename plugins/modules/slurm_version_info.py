@@ -48,6 +48,16 @@ candidate:
   returned: always
   type: str
   sample: 24.11.5
+installed_package:
+  description: The installed package version as the package manager writes it; empty when none.
+  returned: always
+  type: str
+  sample: 22.05.8-4+deb12u3
+candidate_package:
+  description: The package version the package manager would install; a new Debian revision is an upgrade too.
+  returned: always
+  type: str
+  sample: 22.05.8-4+deb12u4
 recorded:
   description: The release the daemons ran when the role last applied; empty when not recorded.
   returned: always
@@ -58,8 +68,8 @@ recorded:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._installed import (
-    candidate_version,
     installed_version,
+    package_versions,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import version_from_output
 
@@ -74,10 +84,13 @@ def main() -> None:
             recorded = version_from_output(handle.read(200))
     except OSError:
         recorded = ""
+    installed_package, candidate_package = package_versions(module)
     module.exit_json(
         changed=False,
         installed=installed_version(module)[0],
-        candidate=candidate_version(module)[0],
+        candidate=version_from_output(candidate_package),
+        installed_package=installed_package,
+        candidate_package=candidate_package,
         recorded=recorded,
     )
 

@@ -11,6 +11,9 @@ Public API
     database (dpkg-query, rpm); ``("", "")`` when Slurm is not installed.
 ``candidate_version(module) -> (version, source)``
     What ``apt-cache policy`` / ``dnf`` would install for ``slurm-client`` / ``slurm``.
+``package_versions(module) -> (installed, candidate)``
+    The same two as the package manager writes them (``22.05.8-4+deb12u3``): a new Debian revision
+    (a security fix) is an upgrade too.
 """
 
 from __future__ import annotations
@@ -51,23 +54,45 @@ def installed_version(module: Any, slurmd: str | None = None) -> tuple[str, str]
     return "", ""
 
 
-def candidate_version(module: Any) -> tuple[str, str]:
-    """(version, source) the package manager would install (from its cached indexes; no download)."""
+def _apt_policy(module: Any) -> tuple[str, str]:
+    """(installed, candidate) of slurm-client as ``apt-cache policy`` writes them; "(none)" -> ""."""
     apt_cache = module.get_bin_path("apt-cache")
-    if apt_cache:
-        rc, out, _err = module.run_command([apt_cache, "policy", "slurm-client"])
-        for line in out.splitlines() if rc == 0 else []:
-            if line.strip().lower().startswith("candidate:"):
-                found = version_from_output(line.split(":", 1)[1])
-                if found:
-                    return found, "apt-cache"
-        return "", ""
+    found = {"installed": "", "candidate": ""}
+    rc, out, _err = module.run_command([apt_cache, "policy", "slurm-client"])
+    for line in out.splitlines() if rc == 0 else []:
+        key, _sep, value = line.strip().partition(":")
+        if key.lower() in found and not found[key.lower()]:
+            value = value.strip()
+            found[key.lower()] = "" if value.startswith("(") else value
+    return found["installed"], found["candidate"]
+
+
+def _rpm_versions(module: Any) -> tuple[str, str]:
+    installed = candidate = ""
+    rpm = module.get_bin_path("rpm")
+    if rpm:
+        rc, out, _err = module.run_command([rpm, "-q", "--qf", "%{VERSION}-%{RELEASE}", "slurm"])
+        installed = out.strip() if rc == 0 else ""
     dnf = module.get_bin_path("dnf") or module.get_bin_path("yum")
     if dnf:
         rc, out, _err = module.run_command(
-            [dnf, "-q", "--cacheonly", "repoquery", "--latest-limit=1", "--qf", "%{version}", "slurm"]
+            [dnf, "-q", "--cacheonly", "repoquery", "--latest-limit=1", "--qf", "%{version}-%{release}", "slurm"]
         )
-        found = version_from_output(out) if rc == 0 else ""
-        if found:
-            return found, os.path.basename(dnf)
-    return "", ""
+        candidate = out.strip().splitlines()[-1] if rc == 0 and out.strip() else ""
+    return installed, candidate
+
+
+def package_versions(module: Any) -> tuple[str, str]:
+    """(installed, candidate) package versions of Slurm (from the cached indexes; no download)."""
+    if module.get_bin_path("apt-cache"):
+        return _apt_policy(module)
+    return _rpm_versions(module)
+
+
+def candidate_version(module: Any) -> tuple[str, str]:
+    """(version, source) the package manager would install (from its cached indexes; no download)."""
+    if module.get_bin_path("apt-cache"):
+        found = version_from_output(_apt_policy(module)[1])
+        return (found, "apt-cache") if found else ("", "")
+    found = version_from_output(_rpm_versions(module)[1])
+    return (found, "dnf") if found else ("", "")

@@ -42,6 +42,7 @@ def test_reads_installed_candidate_and_recorded(tools: Path) -> None:
     assert result.get("failed") is not True, result
     assert result["changed"] is False
     assert (result["installed"], result["candidate"], result["recorded"]) == ("22.05.8", "24.11.5", "22.05.8")
+    assert (result["installed_package"], result["candidate_package"]) == ("22.05.8-4+deb12u3", "24.11.5-4+deb13u1")
 
 
 def test_a_missing_record_reads_empty(tools: Path) -> None:
