@@ -60,7 +60,7 @@ sanity: setup  ## ansible-test sanity (Python 3.11, ansible-test-managed venvs, 
 	bash tests/setup/sanity.sh
 
 unit: setup collections-link  ## unit tests only (fast)
-	pytest tests/unit -q $(PYTEST_ARGS)
+	pytest -n 2 tests/unit -q $(PYTEST_ARGS)
 
 lab-prepare: setup  ## prepare this host for the podman lab (podman, debootstrap, two host fixes)
 	bash tests/lab/host_prepare.sh
@@ -78,8 +78,12 @@ lab-status:  ## show the running labs
 	tests/lab/lab status
 
 # The lab and molecule scenarios are part of the test: a host that cannot run them fails.
+# The unit tests run on two workers (pytest-xdist: they start Ansible subprocesses and take a core
+# each); the integration tests share one lab, one at a time. Exit 5 is "no test selected" (a
+# PYTEST_ARGS -k that matches only one of the two halves).
 pytest: collections-link
-	OCI_GPU_LAB_REQUIRED=1 pytest --durations=12 $(PYTEST_ARGS)
+	OCI_GPU_LAB_REQUIRED=1 pytest -n 2 --durations=12 tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	OCI_GPU_LAB_REQUIRED=1 pytest --durations=12 tests/integration $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test: setup lint build matrix sanity images pytest  ## every check CI runs, failing on the first error
 

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # Test only: offers this lab node's installed Slurm packages again, as a newer point release
 # (<version>+lab1), from a local package repository, so that the slurm role's slurm_upgrade runs a
 # real package upgrade: Debian ships one Slurm per release, so no newer one exists to upgrade to.
