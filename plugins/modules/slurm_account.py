@@ -26,11 +26,6 @@ options:
     description: The account name (stored lower-cased).
     type: str
     required: true
-  state:
-    description: V(present) creates or updates it; V(absent) deletes it.
-    type: str
-    choices: [present, absent]
-    default: present
   cluster:
     description: The cluster whose association is managed; empty lets sacctmgr choose (every cluster for an add).
     type: str
@@ -47,46 +42,14 @@ options:
   fairshare:
     description: Fairshare shares, a whole number, or V(parent) to use the parent's.
     type: raw
-  default_qos:
-    description: The default QOS of jobs under the account; must be in O(qos) when both are given.
-    type: str
-  qos:
-    description: The QOS the account may use, the whole list.
-    type: list
-    elements: str
-  grp_tres:
-    description:
-      - 'Limits for all jobs under the account together, as C(name=count) or a mapping (C({gres/gpu: 8})). The whole
-        set is managed - a TRES left out loses its limit; V({}) clears all.'
-    type: raw
-  max_tres_per_job:
-    description: C(MaxTRES) per job, as for O(grp_tres).
-    type: raw
-  max_wall:
-    description: C(MaxWall) per job, a Slurm time; V(-1) removes the limit.
-    type: str
-  max_jobs:
-    description: C(MaxJobs) running at once per user under the account; V(-1) removes the limit.
-    type: int
   cancel_jobs:
     description: With O(state=absent), cancel the account's running and pending jobs first instead of failing.
     type: bool
     default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads the account and reports the write it would make; writes and cancels nothing.
-  diff_mode:
-    support: full
-    details: The managed fields before and after.
-  idempotent:
-    description: A second run with the same options reads the account and makes no sacctmgr write.
-    support: full
-  platform:
-    support: full
-    platforms: posix
+  - oci_gpu.cluster._sacctmgr
+  - oci_gpu.cluster._sacctmgr.association
 """
 
 EXAMPLES = r"""

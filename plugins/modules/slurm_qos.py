@@ -24,11 +24,6 @@ options:
     description: The QOS name (stored lower-cased).
     type: str
     required: true
-  state:
-    description: V(present) creates or updates it; V(absent) deletes it.
-    type: str
-    choices: [present, absent]
-    default: present
   description:
     description: Free text shown by C(sacctmgr show qos).
     type: str
@@ -71,19 +66,7 @@ options:
     type: int
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads the QOS and reports the write it would make; writes nothing.
-  diff_mode:
-    support: full
-    details: The managed fields before and after.
-  idempotent:
-    description: A second run with the same options reads the QOS and makes no sacctmgr write.
-    support: full
-  platform:
-    support: full
-    platforms: posix
+  - oci_gpu.cluster._sacctmgr
 """
 
 EXAMPLES = r"""

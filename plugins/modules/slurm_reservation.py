@@ -24,11 +24,6 @@ options:
     description: The reservation name.
     type: str
     required: true
-  state:
-    description: V(present) creates or updates it; V(absent) deletes it.
-    type: str
-    choices: [present, absent]
-    default: present
   nodes:
     description: Nodes, as a hostlist (C(gpu[1-4])) or a list.
     type: raw
@@ -60,19 +55,7 @@ options:
     default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads the reservation and reports the write it would make; writes nothing.
-  diff_mode:
-    support: full
-    details: The managed fields before and after.
-  idempotent:
-    description: A second run with the same options reads the reservation and makes no write.
-    support: full
-  platform:
-    support: full
-    platforms: posix
+  - oci_gpu.cluster._sacctmgr
 """
 
 EXAMPLES = r"""

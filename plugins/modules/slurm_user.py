@@ -49,46 +49,14 @@ options:
     description: C(AdminLevel).
     type: str
     choices: [None, Operator, Administrator]
-  qos:
-    description: The QOS the user's associations may use, the whole list.
-    type: list
-    elements: str
-  default_qos:
-    description: The associations' default QOS; in O(qos) when both are given.
-    type: str
-  grp_tres:
-    description:
-      - 'Limits for all of the user''s jobs under each association, as C(name=count) or a mapping
-        (C({gres/gpu: 2})); the whole set is managed.'
-    type: raw
-  max_tres_per_job:
-    description: C(MaxTRES) per job, as for O(grp_tres).
-    type: raw
-  max_wall:
-    description: C(MaxWall) per job, a Slurm time; V(-1) removes the limit.
-    type: str
-  max_jobs:
-    description: C(MaxJobs) running at once; V(-1) removes the limit.
-    type: int
   cancel_jobs:
     description: Cancel the user's jobs under an association being removed instead of failing.
     type: bool
     default: false
 extends_documentation_fragment:
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads the user and reports the writes it would make; writes nothing.
-  diff_mode:
-    support: full
-    details: The user's managed fields and accounts before and after.
-  idempotent:
-    description: A second run with the same options reads the user and makes no sacctmgr write.
-    support: full
-  platform:
-    support: full
-    platforms: posix
+  - oci_gpu.cluster._sacctmgr
+  - oci_gpu.cluster._sacctmgr.association
 """
 
 EXAMPLES = r"""
