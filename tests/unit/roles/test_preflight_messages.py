@@ -7,24 +7,14 @@ Only the preflight task files run (connection local, nothing changes on this hos
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from ansible_harness import run_playbook, shown
 
-REPO = Path(__file__).resolve().parents[3]
-BIN = Path(sys.executable).parent
 GOOD_KEY = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9w"  # 42 bytes
-
-
-def shown(res: subprocess.CompletedProcess[str]) -> str:
-    """What the run printed. ansible-core 2.17 and 2.18 show a failure only as its result's JSON, so
-    their quotes in a message come escaped (2.19 also prints the message itself)."""
-    return (res.stdout + res.stderr).replace('\\"', '"')
 
 
 def preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedProcess[str]:
@@ -42,28 +32,7 @@ def preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedPro
             ],
         }
     ]
-    (tmp_path / "play.yml").write_text(json.dumps(play))
-    (tmp_path / "vars.json").write_text(json.dumps(extra))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "node7,",
-            "-c",
-            "local",
-            str(tmp_path / "play.yml"),
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"@{tmp_path / 'vars.json'}",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_playbook(tmp_path, play, extra, host="node7")
 
 
 @pytest.mark.parametrize(
@@ -130,3 +99,47 @@ def test_slurm_reports_every_problem_the_spec_cannot_see_at_once(tmp_path: Path)
     assert res.returncode != 0, out
     assert 'slurm_node_roles on host node7 is ["compute", "gpu"]' in out, out
     assert "slurm_restart_batch on host node7 is 0: it must be a whole number, 1 or more" in out, out
+
+
+def test_slurm_pam_adopt_refuses_to_lock_out_the_connection_user_and_a_prolog_without_contain(
+    tmp_path: Path,
+) -> None:
+    """Nodes only through jobs: both refusals at once, before anything changes, naming key, value and host."""
+    user = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["compute"],
+            "slurm_pam_adopt_admin_users": ["lab-admin"],
+            "slurm_pam_adopt_admin_groups": ["lab-admins"],
+            "slurm_config": {"PrologFlags": "X11"},
+        },
+    )
+    out = shown(res)
+    assert res.returncode != 0, out
+    assert f"slurm_pam_adopt on node7 would lock out {user} (groups: " in out, out
+    assert "slurm_pam_adopt_admin_users (now lab-admin)" in out, out
+    assert "slurm_pam_adopt_admin_groups (now lab-admins)" in out, out
+    assert 'slurm_config.PrologFlags on node7 is "X11": slurm_pam_adopt needs Contain' in out, out
+
+
+def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flags(tmp_path: Path) -> None:
+    group = subprocess.run(["id", "-gn"], capture_output=True, text=True, check=True).stdout.strip()
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["compute"],
+            "slurm_pam_adopt_admin_users": ["lab-admin"],
+            "slurm_pam_adopt_admin_groups": [group],
+            "slurm_config": {"prologflags": "X11, contain"},
+        },
+    )
+    out = shown(res)
+    # The check ran and passed; the run goes on to the next task.
+    task = r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt settings\][^\n]*\n+ok: \[node7\]"
+    assert re.search(task, out), out
+    assert "would lock out" not in out and "needs Contain" not in out, out
