@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -18,13 +17,13 @@ from typing import Any
 
 import yaml
 
+from ..ansible_harness import BIN as VENV_BIN
+from ..ansible_harness import COLLECTIONS, JSON_CALLBACK, ansible_env, run_tool
 from .keys import Credentials, write_oci_config
 from .server import Emulator
 from .tenancy import Tenancy
 
-REPO = Path(__file__).resolve().parents[2]
-COLLECTIONS = REPO / "build" / "collections"
-VENV_BIN = Path(sys.executable).parent
+__all__ = ["COLLECTIONS", "VENV_BIN"]
 
 
 @dataclass
@@ -88,18 +87,13 @@ def _unwrap(value: Any) -> Any:
 def inventory_env(path: Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """The environment an ansible command reads the inventory ``path`` with: this checkout's
     collection, the oci plugin alone, an unparsed source failing the run."""
-    full_env = dict(os.environ)
-    full_env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(COLLECTIONS),
-            "ANSIBLE_INVENTORY_ENABLED": "oci_gpu.cluster.oci",
-            "ANSIBLE_INVENTORY_UNPARSED_FAILED": "true",
-            "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "true",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_DEPRECATION_WARNINGS": "false",
-            "ANSIBLE_LOCAL_TEMP": str(path.parent / ".ansible-tmp"),
-            "ANSIBLE_HOME": str(path.parent / ".ansible-home"),
-        }
+    full_env = ansible_env(
+        ANSIBLE_INVENTORY_ENABLED="oci_gpu.cluster.oci",
+        ANSIBLE_INVENTORY_UNPARSED_FAILED="true",
+        ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED="true",
+        ANSIBLE_DEPRECATION_WARNINGS="false",
+        ANSIBLE_LOCAL_TEMP=str(path.parent / ".ansible-tmp"),
+        ANSIBLE_HOME=str(path.parent / ".ansible-home"),
     )
     full_env.update(env or {})
     return full_env
@@ -158,35 +152,20 @@ def run_module(
 ) -> tuple[int, dict[str, Any], str]:
     """Run ``oci_gpu.cluster.<module>`` with ``args`` on localhost through ``ansible`` (the JSON
     callback); returns (exit status, the task result, all output)."""
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
-            "ANSIBLE_LOAD_CALLBACK_PLUGINS": "1",
-            "ANSIBLE_STDOUT_CALLBACK": "json",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_LOCAL_TEMP": str(workdir / ".tmp"),
-            "ANSIBLE_HOME": str(workdir / ".ansible"),
-        }
-    )
-    res = subprocess.run(
-        [
-            str(VENV_BIN / "ansible"),
-            "localhost",
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-m",
-            f"oci_gpu.cluster.{module}",
-            "-a",
-            json.dumps(args),
-        ],
-        capture_output=True,
-        text=True,
+    env = ansible_env(**JSON_CALLBACK, ANSIBLE_LOCAL_TEMP=str(workdir / ".tmp"), ANSIBLE_HOME=str(workdir / ".ansible"))
+    res = run_tool(
+        "ansible",
+        "localhost",
+        "-c",
+        "local",
+        "-e",
+        f"ansible_python_interpreter={sys.executable}",
+        "-m",
+        f"oci_gpu.cluster.{module}",
+        "-a",
+        json.dumps(args),
         env=env,
         timeout=timeout,
-        check=False,
     )
     try:
         out = json.loads(res.stdout)

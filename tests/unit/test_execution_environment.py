@@ -10,7 +10,6 @@ packages below, so that emptying a file or dropping it from the build fails here
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import tarfile
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ansible_harness import ansible_env
 from bindep.depends import Depends
 from packaging.requirements import Requirement
 from packaging.version import Version
@@ -55,7 +55,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "the built collection lacks its execution-environment files (galaxy.yml build_ignore?)"
     )
     # Only this path may count: the checkout's own symlink tree would make the install a no-op.
-    env = {**os.environ, "ANSIBLE_COLLECTIONS_PATH": str(collections)}
+    env = ansible_env(ANSIBLE_COLLECTIONS_PATH=str(collections))
     subprocess.run(
         [BIN / "ansible-galaxy", "collection", "install", "--no-deps", "-p", collections, tarball],
         check=True,

@@ -12,37 +12,19 @@ playbooks exited 0 with "skipping: no hosts matched".
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
+from ansible_harness import ansible_env, run_tool
 
 
 def _run(tmp_path: Path, playbook: str, inventory_text: str, *extra: str) -> subprocess.CompletedProcess[str]:
     inventory = tmp_path / "cluster.oci_gpu.yml"
     inventory.write_text(inventory_text)
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=os.environ.get("OCI_GPU_TEST_COLLECTIONS", str(REPO / "build" / "collections")),
-        ANSIBLE_COLLECTIONS_SCAN_SYS_PATH="true",
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_FORCE_COLOR="0",
-        ANSIBLE_INVENTORY_UNPARSED_FAILED="false",  # Ansible's default, whatever the caller's environment says
-    )
-    return subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", str(inventory), playbook, *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        check=False,
-        timeout=300,
-    )
+    # Ansible's default, whatever the caller's environment says
+    env = ansible_env(ANSIBLE_INVENTORY_UNPARSED_FAILED="false")
+    return run_tool("ansible-playbook", "-i", str(inventory), playbook, *extra, env=env, cwd=tmp_path)
 
 
 BROKEN = """\

@@ -20,11 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from ansible_harness import run_playbook, shown
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
 
 REPO = Path(__file__).resolve().parents[3]
-BIN = Path(sys.executable).parent
 H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
 
 
@@ -83,35 +83,7 @@ def _play(node: Path, extra: dict, *args: str) -> subprocess.CompletedProcess[st
             "roles": [{"role": "oci_gpu.cluster.gpu_node"}],
         }
     ]
-    (node / "play.yml").write_text(json.dumps(play))
-    (node / "vars.json").write_text(json.dumps(extra))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "gpu7,",
-            "-c",
-            "local",
-            str(node / "play.yml"),
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"@{node / 'vars.json'}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
-
-
-def shown(res: subprocess.CompletedProcess[str]) -> str:
-    """What the run printed. ansible-core 2.17 and 2.18 show a failure only as its result's JSON, so
-    their quotes in a message come escaped (2.19 also prints the message itself)."""
-    return res.stdout.replace('\\"', '"')
+    return run_playbook(node, play, extra, *args, host="gpu7")
 
 
 def _recap_changed(out: str) -> int:
@@ -130,7 +102,9 @@ def test_a_missing_nic_is_refused_before_anything_is_written(node: Path) -> None
 def test_bad_inputs_are_refused_by_name(node: Path) -> None:
     res = _play(node, _vars(node, gpu_node_health_checks={"xdi": False}, gpu_node_nccl_overrides={"NCCL_X": "a#b"}))
     assert res.returncode != 0
-    assert 'gpu_node_health_checks ["xdi"] (known: nvidia_smi, gpu_count, fabric, xid, mounts, munge)' in shown(res)
+    assert 'gpu_node_health_checks ["xdi"] (known: nvidia_smi, gpu_count, fabric, xid, mounts, munge)' in shown(
+        res, stderr=False
+    )
     assert not (node / "etc" / "nccl.conf").exists()
     res = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_X": "a#b"}))
     assert res.returncode != 0

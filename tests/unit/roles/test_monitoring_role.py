@@ -9,19 +9,17 @@ which are secrets, never show in the play's output while a bad receiver is refus
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from ansible_harness import run_playbook
 
 REPO = Path(__file__).resolve().parents[3]
-BIN = Path(sys.executable).parent
 TOOLS = REPO / "build" / "prometheus-tools" / "usr" / "bin"
 ROLE = REPO / "roles" / "monitoring"
 SECRET = "https://hooks.example.invalid/services/T000/B000/very-secret-token"
@@ -56,35 +54,12 @@ def _render(tmp: Path, extra: dict[str, Any]) -> subprocess.CompletedProcess[str
             ],
         }
     ]
-    (tmp / "play.yml").write_text(json.dumps(play))
     variables = {
         "__monitoring_rules_file": str(tmp / "oci_gpu.rules.yml"),
         "__monitoring_file_sd_dir": str(tmp),
         **extra,
     }
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "ctl1,",
-            "-c",
-            "local",
-            "-vvv",
-            "--diff",
-            str(tmp / "play.yml"),
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"@{tmp / 'vars.json'}",
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_playbook(tmp, play, variables, "-vvv", "--diff", host="ctl1")
 
 
 def _tool(name: str, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,16 +10,15 @@ pyxis.conf, plugstack.conf, enroot.conf and the sysctl file say what they should
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from ansible_harness import run_playbook
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     oci_conf_text,
@@ -27,7 +26,6 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
 )
 
 REPO = Path(__file__).resolve().parents[3]
-BIN = Path(sys.executable).parent
 TEMPLATES = REPO / "roles" / "slurm" / "templates"
 FILES = {
     "prolog": "etc/slurm/prolog.d/oci-gpu-containers.sh.j2",
@@ -69,7 +67,6 @@ def _render(tmp: Path, series: str, extra: dict[str, Any]) -> dict[str, str]:
         },
     ]
     play = [{"name": "Templates", "hosts": "all", "gather_facts": False, "tasks": tasks}]
-    (tmp / "play.yml").write_text(json.dumps(play))
     variables = {
         "files": {k: str(TEMPLATES / v.format(series=series)) for k, v in FILES.items()},
         "__slurm_cluster": {"version": series, "oci_series": series},
@@ -81,13 +78,7 @@ def _render(tmp: Path, series: str, extra: dict[str, Any]) -> dict[str, str]:
         "slurm_pyxis_enabled": True,
     }
     variables.update(extra)
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    res = subprocess.run(
-        [str(BIN / "ansible-playbook"), "-i", "node1,", "-c", "local", str(tmp / "play.yml"),
-         "-e", f"ansible_python_interpreter={sys.executable}", "-e", f"@{tmp / 'vars.json'}"],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
+    res = run_playbook(tmp, play, variables)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
     rendered = {name: (out / name).read_text() for name in FILES}
     # oci.conf and plugstack.conf come with the plan (slurmctld serves them), made in Python

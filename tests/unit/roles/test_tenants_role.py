@@ -9,19 +9,15 @@ at the Kubernetes version OKE runs, and each tenant's queue holds its GPUs."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import kubernetes_validate
 import pytest
 import yaml
+from ansible_harness import run_playbook
 
-REPO = Path(__file__).resolve().parents[3]
-BIN = Path(sys.executable).parent
 TENANTS = [
     {
         "name": "physics",
@@ -36,31 +32,9 @@ TENANTS = [
 
 def _play(tmp: Path, extra: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
     play = [{"name": "Tenants", "hosts": "all", "gather_facts": False, "roles": [{"role": "oci_gpu.cluster.tenants"}]}]
-    (tmp / "play.yml").write_text(json.dumps(play))
     variables = {"tenants_slurm_enabled": True, "tenants_oke_render_dir": str(tmp / "render")}
     variables.update(extra)
-    (tmp / "vars.json").write_text(json.dumps(variables))
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "ctl1,",
-            "-c",
-            "local",
-            str(tmp / "play.yml"),
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            f"@{tmp / 'vars.json'}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    return run_playbook(tmp, play, variables, *args, host="ctl1")
 
 
 def _changed(out: str) -> int:

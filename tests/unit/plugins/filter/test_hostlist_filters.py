@@ -5,15 +5,12 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ansible.errors import AnsibleFilterError
+from ansible_harness import JSON_CALLBACK, QUIET, ansible_env, run_adhoc
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import FilterModule as CompressModule
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_compress import hostlist_compress
@@ -21,52 +18,17 @@ from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import F
 from ansible_collections.oci_gpu.cluster.plugins.filter.hostlist_expand import hostlist_expand
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import compress, expand
 
-REPO = Path(__file__).resolve().parents[4]
-COLLECTIONS = REPO / "build" / "collections"
-
-
-def _ansible() -> str:
-    beside = Path(sys.executable).parent / "ansible"
-    found = str(beside) if beside.exists() else shutil.which("ansible")
-    assert found, "the ansible CLI is not installed next to this Python"
-    return found
-
 
 def run_debug(tmp_path: Path, msg: str, variables: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     """`ansible localhost -m debug -a msg=...`; returns (rc, the host's result) from the json callback."""
     (tmp_path / "vars.json").write_text(json.dumps(variables))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ANSIBLE_")}
-    env.update(
-        ANSIBLE_COLLECTIONS_PATH=str(COLLECTIONS),
-        ANSIBLE_STDOUT_CALLBACK="json",
-        ANSIBLE_LOAD_CALLBACK_PLUGINS="1",
-        ANSIBLE_LOCALHOST_WARNING="0",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-        ANSIBLE_NOCOLOR="1",
+    env = ansible_env(**JSON_CALLBACK, **QUIET)
+    # cwd: no ansible.cfg from the caller's directory
+    result, proc = run_adhoc(
+        "ansible.builtin.debug", "-e", f"@{tmp_path / 'vars.json'}", "-a", f"msg={msg}", env=env, cwd=tmp_path
     )
-    proc = subprocess.run(
-        [
-            _ansible(),
-            "localhost",
-            "-e",
-            f"@{tmp_path / 'vars.json'}",
-            "-m",
-            "ansible.builtin.debug",
-            "-a",
-            f"msg={msg}",
-        ],
-        cwd=tmp_path,  # no ansible.cfg from the caller's directory
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        pytest.fail(f"ansible printed no JSON (rc {proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
-    return proc.returncode, report["plays"][0]["tasks"][0]["hosts"]["localhost"]
+    assert proc.stdout.lstrip().startswith("{"), f"ansible printed more than its JSON:\n{proc.stdout}\n{proc.stderr}"
+    return proc.returncode, result
 
 
 EXPRESSIONS = [

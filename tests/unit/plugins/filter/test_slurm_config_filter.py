@@ -5,18 +5,15 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ansible_harness import QUIET, ansible_env, run_tool
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_config import FilterModule, slurm_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config
-
-REPO = Path(__file__).resolve().parents[4]
-BIN = Path(sys.executable).parent
 
 CLUSTER = {
     "cluster_name": "lab",
@@ -65,18 +62,8 @@ PLAY = """
 
 
 def _ansible(tool: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(
-        os.environ,
-        ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"),
-        ANSIBLE_HOME=str(cwd / ".ansible"),
-        ANSIBLE_NOCOLOR="1",
-        ANSIBLE_RETRY_FILES_ENABLED="0",
-        ANSIBLE_LOCALHOST_WARNING="0",
-        ANSIBLE_INVENTORY_UNPARSED_WARNING="0",
-    )
-    return subprocess.run(
-        [str(BIN / tool), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=180, check=False
-    )
+    env = ansible_env(ANSIBLE_HOME=str(cwd / ".ansible"), **QUIET)
+    return run_tool(tool, *args, cwd=cwd, env=env, timeout=180)
 
 
 def _play(tmp_path: Path, cluster: dict) -> subprocess.CompletedProcess:

@@ -10,14 +10,12 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _run_lock
+from ansible_harness import start_playbook
 
-REPO = Path(__file__).resolve().parents[4]
-BIN = Path(sys.executable).parent
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _run_lock
 
 
 def _run(n: int, host: str = "ws1", start: str = "100") -> dict:
@@ -102,12 +100,7 @@ def _playbook(tmp: Path, name: str, lock: Path, pause: float) -> Path:
 
 
 def _start(playbook: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_NOCOLOR="1")
-    return subprocess.Popen(
-        [str(BIN / "ansible-playbook"), "-i", "node1,", "-c", "local", "-e",
-         f"ansible_python_interpreter={sys.executable}", str(playbook)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )  # fmt: skip
+    return start_playbook(playbook)
 
 
 def _wait_for(lock: Path) -> None:

@@ -8,23 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.oci_emulator import generate  # noqa: E402
-from tests.oci_emulator.testing import run_oci_module, running_emulator  # noqa: E402
-
-BIN = Path(sys.executable).parent
-
-
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    data = generate(seed=3, hosts=4, compartments=2, regions=1)
-    with running_emulator(data, tmp_path_factory.mktemp("fss-emu")) as running:
-        yield running
+from tests.oci_emulator.testing import run_oci_module  # noqa: E402
 
 
 def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:

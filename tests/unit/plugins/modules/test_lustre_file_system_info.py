@@ -8,18 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from ansible_collections.oci_gpu.cluster.plugins.modules.lustre_file_system_info import lustre_record
 
 REPO = Path(__file__).resolve().parents[4]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.oci_emulator import generate  # noqa: E402
-from tests.oci_emulator.testing import run_oci_module, running_emulator  # noqa: E402
-
-BIN = Path(sys.executable).parent
+from tests.oci_emulator.testing import run_oci_module  # noqa: E402
 
 
 def test_record_carries_the_mgs_nid_and_the_mount_source() -> None:
@@ -29,13 +24,6 @@ def test_record_carries_the_mgs_nid_and_the_mount_source() -> None:
     assert rec["mgs_nid"] == "10.0.255.20@tcp"
     assert rec["mount_spec"] == "10.0.255.20@tcp:/lfs1"
     assert lustre_record({"id": "x", "management_service_address": None})["mount_spec"] == ""
-
-
-@pytest.fixture(scope="module")
-def emu(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    data = generate(seed=3, hosts=4, compartments=2, regions=1)
-    with running_emulator(data, tmp_path_factory.mktemp("lustre-emu")) as running:
-        yield running
 
 
 def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:

@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import base64
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from ansible_harness import run_adhoc
 
 from ansible_collections.oci_gpu.cluster.plugins.modules.munge_key import decode_key
-
-REPO = Path(__file__).resolve().parents[4]
-ANSIBLE = Path(sys.executable).with_name("ansible")
 
 
 @pytest.mark.parametrize(
@@ -40,17 +35,8 @@ def test_decode_key_ignores_whitespace() -> None:
 
 
 def run_module(args: str, *extra: str) -> tuple[dict, str]:
-    env = dict(os.environ, ANSIBLE_COLLECTIONS_PATH=str(REPO / "build" / "collections"), ANSIBLE_STDOUT_CALLBACK="json")
-    env["ANSIBLE_LOAD_CALLBACK_PLUGINS"] = "1"
-    proc = subprocess.run(
-        [str(ANSIBLE), "localhost", "-c", "local", "-m", "oci_gpu.cluster.munge_key", "-a", args, *extra],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    data = json.loads(proc.stdout[proc.stdout.index("{") :])
-    return data["plays"][0]["tasks"][0]["hosts"]["localhost"], proc.stdout + proc.stderr
+    result, proc = run_adhoc("oci_gpu.cluster.munge_key", "-a", args, *extra)
+    return result, proc.stdout + proc.stderr
 
 
 def test_module_writes_exact_bytes_idempotently_and_never_shows_the_key(tmp_path: Path) -> None:
