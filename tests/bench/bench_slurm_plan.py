@@ -3,17 +3,20 @@
 """Benchmark: the slurm role's whole-cluster plan and its hand-off to every host, at 100 / 500 / 2,000 / 16,000 hosts.
 
 Run by ``make bench``; prints one JSON line per inventory size:
-``{"bench":"slurm_plan","hosts":2000,"seconds":…,"plan_seconds":…,"peak_rss_mib":…,"seconds_per_host_ms":…}``
+``{"bench":"slurm_plan","hosts":2000,"seconds":…,"role_baseline_seconds":…,"plan_seconds":…,"peak_rss_mib":…,…}``
 then one summary line with the growth ratios.
 
 Each size runs ``ansible-playbook`` on a generated inventory (local connections; every compute host
 already holds the probe ``slurm_node_info`` would register, with a live slurm.conf as a converged
 cluster has). The play imports the role's own ``tasks/plan.yml`` (the same task the role runs), then
 one run_once task reads the plan back from the last host's hostvars, proving the hand-off. No file is
-written and no per-host module runs. ``seconds`` is the whole ansible-playbook wall time, a
-facts-free empty play on the same inventory is timed beside it (``baseline_seconds``), and
-``plan_seconds`` = seconds - baseline_seconds. ``peak_rss_mib`` is the largest process of either run
-(``baseline_rss_mib``: of the empty play alone).
+written and no per-host module runs. ``seconds`` is the whole ansible-playbook wall time. Two plays on
+the same inventory are timed beside it: a facts-free empty play (``baseline_seconds``) and the same
+play with the plan's tasks skipped (``role_baseline_seconds``: what ansible-core spends on any role's
+tasks at this many hosts, as each task's implicit per-host steps build every host's variables with
+the play's host lists - quadratic in the hosts, and no part of the plan). ``plan_seconds`` = seconds -
+role_baseline_seconds. ``peak_rss_mib`` is the largest process of any run (``baseline_rss_mib``: of
+the two baseline plays).
 Targets: 2,000 hosts in under 30 s and 1 GiB (issue 12), 16,000 in under 30 s and 2 GiB (DESIGN.md §7),
 growing linearly. ``correct`` says the play read back a plan holding every compute host.
 ``OCI_GPU_BENCH_SMOKE=1`` (the test command's smoke run) measures 20 and 60 hosts.
@@ -92,7 +95,7 @@ def _inventory(hosts: int) -> dict:
     }
 
 
-PLAYBOOK = """\
+PLAY = """\
 - name: Plan the whole cluster once and hand it to every host
   hosts: slurm_controller:slurm_compute:slurm_login
   gather_facts: false
@@ -104,6 +107,7 @@ PLAYBOOK = """\
       vars:
         slurm_partitions: [{name: batch, nodes: ALL, default: true, max_time: INFINITE}]
         slurm_cgroup_config: {CgroupPlugin: cgroup/v1}
+      when: {plan}
 
     - name: Read the plan back from the last host
       ansible.builtin.assert:
@@ -111,7 +115,14 @@ PLAYBOOK = """\
           - hostvars[ansible_play_hosts[-1]]['__slurm_cluster']['nodes']['defined'] | length == {computes}
           - hostvars[ansible_play_hosts[-1]]['__slurm_cluster']['files']['slurm.conf'] is search('NodeName=gpu')
       run_once: true
+      when: {plan}
 """
+PLAYBOOK = PLAY.replace("{plan}", "true")
+# The same play with the plan's tasks skipped: what ansible-core spends on a role's tasks at this
+# many hosts whatever they do (a role's implicit role_complete step runs per host, each building
+# the host's variables with the play's host lists: quadratic in the hosts). The plan's cost is
+# the difference.
+ROLE_BASELINE = PLAY.replace("{plan}", "false")
 
 BASELINE = """\
 - name: The same hosts, nothing to do
@@ -157,6 +168,9 @@ def one(hosts: int) -> dict:
         base = Path(tmp) / "baseline.yml"
         base.write_text(BASELINE)
         baseline = _run(base, inv)[0]
+        role_base = Path(tmp) / "role-baseline.yml"
+        role_base.write_text(ROLE_BASELINE.replace("{computes}", str(hosts - 2)))
+        role_baseline = _run(role_base, inv)[0]
         rss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         # the play's last task asserts the plan read back from the last host holds every compute host
         seconds, correct = _run(book, inv)
@@ -166,7 +180,8 @@ def one(hosts: int) -> dict:
         "hosts": hosts,
         "seconds": round(seconds, 2),
         "baseline_seconds": round(baseline, 2),
-        "plan_seconds": round(seconds - baseline, 2),
+        "role_baseline_seconds": round(role_baseline, 2),
+        "plan_seconds": round(seconds - role_baseline, 2),
         "peak_rss_mib": round(rss / 1024, 1),
         "baseline_rss_mib": round(rss_before / 1024, 1),
         "seconds_per_host_ms": round(1000 * seconds / hosts, 2),
