@@ -80,12 +80,8 @@ options:
     type: int
     default: 5
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
-attributes:
-  platform:
-    support: full
-    platforms: posix
+  - ansible.builtin.action_common_attributes
 """
 
 EXAMPLES = r"""

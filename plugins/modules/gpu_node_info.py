@@ -72,12 +72,11 @@ options:
     type: path
     default: /sys/class/infiniband
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: N/A
-    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -20,15 +20,12 @@ author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options: {}
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
+  - ansible.builtin.action_common_attributes
 attributes:
   facts:
     description: Sets C(oci_gpu_installed_packages).
     support: full
-  platform:
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""

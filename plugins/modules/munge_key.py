@@ -39,20 +39,13 @@ options:
         is not already active; nothing is done to the service.
     type: str
 extends_documentation_fragment:
+  - oci_gpu.cluster._host_files
   - ansible.builtin.action_common_attributes
   - ansible.builtin.files
 attributes:
-  check_mode:
-    support: full
   diff_mode:
     support: partial
     details: The diff says whether the key changes; it never shows key bytes.
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
-  platform:
-    support: N/A
-    platforms: posix
 """
 
 EXAMPLES = r"""

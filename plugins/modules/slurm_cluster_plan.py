@@ -168,8 +168,8 @@ options:
     type: int
     default: 1024
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
+  - ansible.builtin.action_common_attributes
 attributes:
   action:
     description: Runs on the control node only; it reads the other hosts' probes from hostvars.
@@ -177,9 +177,6 @@ attributes:
   bypass_host_loop:
     description: Runs once per host of the play; use C(run_once) so the cluster is planned once.
     support: none
-  platform:
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -47,27 +47,18 @@ options:
     default: false
   plugin_dirs:
     description: Where to look for plugins when the candidate sets no C(PluginDir); the first that exists.
-    type: list
-    elements: path
-    default:
-      - /usr/lib/x86_64-linux-gnu/slurm-wlm
-      - /usr/lib/aarch64-linux-gnu/slurm-wlm
-      - /usr/lib64/slurm
-      - /usr/lib/slurm
   timeout:
     description: Seconds C(slurmd -G) may take.
     type: int
     default: 60
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._slurm_plugin_dirs
+  - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
     support: full
     details: It only reads live state, so it runs in check mode too and refuses a bad candidate there.
-  platform:
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""

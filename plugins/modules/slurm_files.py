@@ -109,18 +109,8 @@ options:
         elements: str
         default: []
 extends_documentation_fragment:
+  - oci_gpu.cluster._host_files
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-  diff_mode:
-    support: full
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
-  platform:
-    support: N/A
-    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -30,19 +30,13 @@ options:
     elements: str
     default: []
 extends_documentation_fragment:
+  - oci_gpu.cluster._read_only
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    support: full
     details: Read-only; the same answer in check mode.
-  diff_mode:
-    support: none
   idempotent:
     description: Reads only.
-    support: full
-  platform:
-    support: full
-    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -148,20 +148,13 @@ options:
     default: /proc/sys
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
-    type: list
-    elements: path
-    default:
-      - /usr/lib/x86_64-linux-gnu/slurm-wlm
-      - /usr/lib/aarch64-linux-gnu/slurm-wlm
-      - /usr/lib64/slurm
-      - /usr/lib/slurm
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._slurm_plugin_dirs
+  - ansible.builtin.action_common_attributes
 attributes:
   platform:
     support: N/A
-    platforms: posix
 """
 
 EXAMPLES = r"""

@@ -41,12 +41,8 @@ options:
       - /usr/lib/aarch64-linux-gnu/slurm
       - /usr/local/lib/slurm
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
-attributes:
-  platform:
-    support: full
-    platforms: posix
+  - ansible.builtin.action_common_attributes
 """
 
 EXAMPLES = r"""

@@ -23,12 +23,8 @@ options:
     type: path
     default: /var/lib/oci-gpu-cluster/slurm-release
 extends_documentation_fragment:
-  - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only
-attributes:
-  platform:
-    support: full
-    platforms: posix
+  - ansible.builtin.action_common_attributes
 """
 
 EXAMPLES = r"""

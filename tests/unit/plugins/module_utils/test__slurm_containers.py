@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ansible_collections.oci_gpu.cluster.plugins.doc_fragments import _slurm_plugin_dirs
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     SPANK_PLUGIN_DIRS,
     enroot_conf_problems,
@@ -193,5 +194,14 @@ def test_plugin_directories_one_list_each() -> None:
         (slurm_config_check, "plugin_dirs", PLUGIN_DIRS),
         (slurm_plugin_version, "dirs", SPANK_PLUGIN_DIRS),
     ):
-        documented = yaml.safe_load(module.DOCUMENTATION)["options"][option]["default"]
+        doc = yaml.safe_load(module.DOCUMENTATION)
+        fragments = {"oci_gpu.cluster._slurm_plugin_dirs": _slurm_plugin_dirs.ModuleDocFragment.DOCUMENTATION}
+        # the module's own entry first, then its fragments in order, as ansible-doc merges them
+        entries = [doc["options"][option]]
+        entries += [
+            yaml.safe_load(fragments[name])["options"].get(option, {})
+            for name in doc["extends_documentation_fragment"]
+            if name in fragments
+        ]
+        documented = next(entry["default"] for entry in entries if "default" in entry)
         assert tuple(documented) == expected, module.__name__
