@@ -406,8 +406,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 
 def main() -> None:
-    module = build_module()
-    _oci_auth.run_module(module, run, f" (instance {module.params['display_name'] or module.params['instance_id']})")
+    _oci_auth.run_module(build_module(), run, lambda p: f" (instance {p['display_name'] or p['instance_id']})")
 
 
 if __name__ == "__main__":

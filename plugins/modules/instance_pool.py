@@ -263,8 +263,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 
 def main() -> None:
-    module = build_module()
-    _oci_auth.run_module(module, run, f" (instance pool {module.params['instance_pool_id']})")
+    _oci_auth.run_module(build_module(), run, lambda p: f" (instance pool {p['instance_pool_id']})")
 
 
 if __name__ == "__main__":

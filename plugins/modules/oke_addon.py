@@ -286,8 +286,7 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 
 def main() -> None:
-    module = build_module()
-    _oci_auth.run_module(module, run, f" on add-on {module.params['name']}")
+    _oci_auth.run_module(build_module(), run, lambda p: f" on add-on {p['name']}")
 
 
 if __name__ == "__main__":

@@ -92,14 +92,14 @@ from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
     ACCOUNT_FIELDS,
-    ASSOC_ARGS,
-    BASE_ARGS,
-    SacctmgrError,
     account_problems,
     account_show_argv,
+    new_module,
     parse_account,
+    parsed,
     plan_account,
     read,
+    refuse,
     report,
     runner,
     write,
@@ -107,31 +107,17 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            **BASE_ARGS,
-            **ASSOC_ARGS,
-            "parent": {"type": "str"},
-            "description": {"type": "str"},
-            "organization": {"type": "str"},
-            "fairshare": {"type": "raw"},
-        },
-        supports_check_mode=True,
-    )
+    own = {"parent": {"type": "str"}, "description": {"type": "str"}, "organization": {"type": "str"}}
+    module = new_module(AnsibleModule, {**own, "fairshare": {"type": "raw"}}, association=True)
     p = module.params
     wanted = {opt: p[opt] for opt in ACCOUNT_FIELDS}
     name = str(p["name"])
     key = name.lower()
     result = {"changed": False, "name": key, "changes": [], "commands": [], "users": []}
-    problems = account_problems(name, wanted if p["state"] == "present" else {})
-    if problems:
-        module.fail_json(msg="; ".join(problems), **result)
+    refuse(module, account_problems(name, wanted if p["state"] == "present" else {}), result)
     run = runner(module)
     texts = read(module, run, account_show_argv(name), result)
-    try:
-        have = parse_account(texts[0], texts[1], p["cluster"])
-    except SacctmgrError as exc:
-        module.fail_json(msg=str(exc), **result)
+    have = parsed(module, parse_account, texts[0], texts[1], p["cluster"], result=result)
     result["users"] = (have or {}).get("users", [])
     plan = plan_account(name, p["state"], wanted, have, p["cluster"])
     parent = str(p["parent"] or "").lower()

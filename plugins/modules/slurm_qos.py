@@ -101,14 +101,15 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
-    BASE_ARGS,
     QOS_FIELDS,
-    SacctmgrError,
+    new_module,
     parse_qos,
+    parsed,
     plan_qos,
     qos_problems,
     qos_show_argv,
     read,
+    refuse,
     report,
     runner,
     write,
@@ -116,9 +117,9 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            **BASE_ARGS,
+    module = new_module(
+        AnsibleModule,
+        {
             "description": {"type": "str"},
             "priority": {"type": "int"},
             "preempt": {"type": "list", "elements": "str"},
@@ -131,21 +132,15 @@ def main() -> None:
             "max_jobs_per_user": {"type": "int"},
             "max_submit_jobs_per_user": {"type": "int"},
         },
-        supports_check_mode=True,
     )
     p = module.params
     wanted = {opt: p[opt] for opt in QOS_FIELDS}
     name = str(p["name"])
     result = {"changed": False, "name": name.lower(), "changes": [], "commands": []}
-    problems = qos_problems(name, wanted if p["state"] == "present" else {})
-    if problems:
-        module.fail_json(msg="; ".join(problems), **result)
+    refuse(module, qos_problems(name, wanted if p["state"] == "present" else {}), result)
     run = runner(module)
     (out,) = read(module, run, [qos_show_argv()], result)
-    try:
-        plan = plan_qos(name, p["state"], wanted, parse_qos(out))
-    except SacctmgrError as exc:
-        module.fail_json(msg=str(exc), **result)
+    plan = parsed(module, lambda: plan_qos(name, p["state"], wanted, parse_qos(out)), result=result)
     report(module, plan, result)
     write(module, run, plan["argv"], f"qos {name.lower()}", result, None)
     module.exit_json(**result)

@@ -104,13 +104,13 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._reservation
     show_argv,
     wanted_fields,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import BASE_ARGS, ENV, report
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import ENV, new_module, refuse, report
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            **BASE_ARGS,
+    module = new_module(
+        AnsibleModule,
+        {
             "nodes": {"type": "raw"},
             "start_time": {"type": "str"},
             "duration": {"type": "str"},
@@ -120,14 +120,11 @@ def main() -> None:
             "flags": {"type": "list", "elements": "str"},
             "maintenance": {"type": "bool", "default": False},
         },
-        supports_check_mode=True,
     )
     p = module.params
     name = p["name"]
     result = {"changed": False, "changes": [], "commands": [], "reservation": {}}
-    refused = problems(name, p)
-    if refused:
-        module.fail_json(msg="; ".join(refused), **result)
+    refuse(module, problems(name, p), result)
     scontrol = module.get_bin_path("scontrol", required=True)
     rc, out, err = module.run_command([scontrol, *show_argv(name)[1:]], environ_update=ENV)
     if rc != 0 and not not_found(rc, out, err):

@@ -91,14 +91,14 @@ accounts:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
-    ASSOC_ARGS,
-    BASE_ARGS,
     USER_ASSOC_FIELDS,
     USER_FIELDS,
-    SacctmgrError,
+    new_module,
     parse_user,
+    parsed,
     plan_user,
     read,
+    refuse,
     report,
     runner,
     user_problems,
@@ -108,31 +108,26 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
 
 
 def main() -> None:
-    module = AnsibleModule(
-        argument_spec={
-            **BASE_ARGS,
-            **ASSOC_ARGS,
+    module = new_module(
+        AnsibleModule,
+        {
             "accounts": {"type": "list", "elements": "str"},
             "remove_accounts": {"type": "list", "elements": "str", "default": []},
             "default_account": {"type": "str"},
             "admin_level": {"type": "str", "choices": ["None", "Operator", "Administrator"]},
         },
-        supports_check_mode=True,
+        association=True,
     )
     p = module.params
     name = p["name"]
     wanted = {o: p[o] for o in {**USER_FIELDS, **USER_ASSOC_FIELDS}}
     result = {"changed": False, "changes": [], "commands": [], "accounts": []}
     present = p["state"] == "present"
-    problems = user_problems(name, wanted if present else {}, p["accounts"] if present else None, p["remove_accounts"])
-    if problems:
-        module.fail_json(msg="; ".join(problems), **result)
+    accounts = p["accounts"] if present else None
+    refuse(module, user_problems(name, wanted if present else {}, accounts, p["remove_accounts"]), result)
     run = runner(module)
     texts = read(module, run, user_show_argv(name), result)
-    try:
-        have = parse_user(texts[0], texts[1], p["cluster"])
-    except SacctmgrError as exc:
-        module.fail_json(msg=str(exc), **result)
+    have = parsed(module, parse_user, texts[0], texts[1], p["cluster"], result=result)
     result["accounts"] = sorted((have or {}).get("accounts") or {})
     if present and have is None and not p["accounts"] and p["accounts"] is not None and p["remove_accounts"]:
         module.exit_json(**result)  # only removals asked, of a user accounting does not have: nothing to do

@@ -159,11 +159,14 @@ def list_all(method: Any, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
     return [to_dict(d) for d in list_pages(method, *args, **kwargs)]
 
 
-def run_module(module: Any, run: Any, error_context: str = "") -> None:
+def run_module(module: Any, run: Any, error_context: Any = "") -> None:
     """The shared main() of the OCI modules: the SDK check, ``run(module)``, and one mapping of
-    errors to ``fail_json`` (``error_context`` goes into the message of an API error)."""
+    errors to ``fail_json`` (``error_context``, a text or a function of the module's parameters that
+    returns one, goes into the message of an API error)."""
     from ansible.module_utils.basic import missing_required_lib
 
+    if callable(error_context):
+        error_context = error_context(module.params)
     if not HAS_OCI:
         module.fail_json(msg=missing_required_lib("oci"), exception=str(OCI_IMPORT_ERROR))
     try:

@@ -462,6 +462,27 @@ def plan_account(
 # ------------------------------------------------------------------------------ the modules' run
 
 
+def new_module(module_class: Any, options: Mapping[str, Any], association: bool = False) -> Any:
+    """The module (``module_class``, AnsibleModule) with the shared options (:data:`BASE_ARGS`, and
+    :data:`ASSOC_ARGS` for an ``association``) and its own ``options``; every one runs in check mode."""
+    spec = {**BASE_ARGS, **(ASSOC_ARGS if association else {}), **options}
+    return module_class(argument_spec=spec, supports_check_mode=True)
+
+
+def refuse(module: Any, problems: list[str], result: dict[str, Any]) -> None:
+    """Fail the module naming every problem at once, before anything is read; nothing when none."""
+    if problems:
+        module.fail_json(msg="; ".join(problems), **result)
+
+
+def parsed(module: Any, parse: Any, *args: Any, result: dict[str, Any]) -> Any:
+    """``parse(*args)``, or fail the module with the :class:`SacctmgrError` it raised."""
+    try:
+        return parse(*args)
+    except SacctmgrError as exc:
+        module.fail_json(msg=str(exc), **result)
+
+
 def runner(module: Any) -> Any:
     """``run(argv)`` for a module: sacctmgr found on the node, ``LC_ALL=C``."""
     sacctmgr = module.get_bin_path("sacctmgr", required=True)

@@ -66,3 +66,35 @@ def test_clients_get_the_retry_strategy_and_no_circuit_breaker(tmp_path: Path) -
     assert client.base_client.endpoint.startswith("http://127.0.0.1:1")
     short = _oci_auth.retry_strategy(2, 0.5)
     assert short.checkers.checkers[0].max_attempts == 2 and short.max_wait_between_calls_seconds == 0.5
+
+
+class _Failed(Exception):
+    pass
+
+
+class _Module:
+    def __init__(self) -> None:
+        self.params = {"name": "NvidiaGpuOperator"}
+
+    def exit_json(self, **kwargs: object) -> None:
+        raise AssertionError(f"exited: {kwargs}")
+
+    def fail_json(self, **kwargs: object) -> None:
+        raise _Failed(kwargs)
+
+
+@pytest.mark.parametrize("context", [" on add-on NvidiaGpuOperator", lambda p: f" on add-on {p['name']}"])
+def test_run_module_names_the_object_in_an_api_error(context: object) -> None:
+    """The context is a text, or made from the module's parameters (the modules' one-line main())."""
+
+    def run(_module: object) -> dict:
+        raise oci.exceptions.ServiceError(404, "NotAuthorizedOrNotFound", {"opc-request-id": "req-1"}, "gone")
+
+    with pytest.raises(_Failed) as info:
+        _oci_auth.run_module(_Module(), run, context)
+    assert info.value.args[0] == {
+        "msg": "OCI API error on add-on NvidiaGpuOperator: 404 NotAuthorizedOrNotFound: gone",
+        "status": 404,
+        "code": "NotAuthorizedOrNotFound",
+        "opc_request_id": "req-1",
+    }
