@@ -10,6 +10,7 @@ collection is held to (``inject_facts_as_vars: false``) and the caller-independe
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -18,8 +19,23 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-COLLECTIONS = Path(os.environ.get("OCI_GPU_TEST_COLLECTIONS", str(REPO / "build" / "collections")))
+BUILD_COLLECTIONS = REPO / "build" / "collections"
+COLLECTIONS = Path(os.environ.get("OCI_GPU_TEST_COLLECTIONS", str(BUILD_COLLECTIONS)))
 BIN = Path(sys.executable).parent
+
+
+def link_collection() -> Path:
+    """Make this checkout importable as ``ansible_collections.oci_gpu.cluster``: the collection lives
+    at the repository root, reached through a symlink tree under ``build/collections`` that goes on
+    ``sys.path`` (for the tests, the benchmarks and the Ansible runs alike)."""
+    link = BUILD_COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # a concurrent run won the race
+            os.symlink(REPO, link)
+    if str(BUILD_COLLECTIONS) not in sys.path:
+        sys.path.insert(0, str(BUILD_COLLECTIONS))
+    return BUILD_COLLECTIONS
 
 
 def ansible_env(**overrides: str) -> dict[str, str]:

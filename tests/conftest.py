@@ -2,25 +2,14 @@
 """Make the repository importable as ``ansible_collections.oci_gpu.cluster``.
 
 The collection lives at the repository root; tests import it by its real
-namespace through a symlink tree under ``build/collections``.
+namespace through a symlink tree under ``build/collections`` (tests/ansible_harness.py).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-from pathlib import Path
+from ansible_harness import link_collection
 
-REPO = Path(__file__).resolve().parent.parent
-COLLECTIONS = REPO / "build" / "collections"
-_link = COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
-if not _link.exists():
-    _link.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):  # a concurrent run won the race
-        os.symlink(REPO, _link)
-if str(COLLECTIONS) not in sys.path:
-    sys.path.insert(0, str(COLLECTIONS))
+link_collection()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:

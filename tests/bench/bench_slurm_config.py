@@ -21,13 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-COLLECTIONS = REPO / "build" / "collections"
-_link = COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
-if not _link.exists():
-    _link.parent.mkdir(parents=True, exist_ok=True)
-    _link.symlink_to(REPO)
-sys.path.insert(0, str(COLLECTIONS))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ansible_harness import link_collection
+
+link_collection()
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._shapes import SHAPES  # noqa: E402
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import render_slurm_config  # noqa: E402

@@ -19,13 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-COLLECTIONS = REPO / "build" / "collections"
-_link = COLLECTIONS / "ansible_collections" / "oci_gpu" / "cluster"
-if not _link.exists():
-    _link.parent.mkdir(parents=True, exist_ok=True)
-    _link.symlink_to(REPO)
-sys.path.insert(0, str(COLLECTIONS))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ansible_harness import link_collection
+
+link_collection()
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology as topo  # noqa: E402
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import expand  # noqa: E402
