@@ -47,8 +47,8 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - oci_gpu.cluster._sacctmgr  # first: its platform attribute wins over the common one
   - ansible.builtin.action_common_attributes
-  - oci_gpu.cluster._sacctmgr
   - oci_gpu.cluster._sacctmgr.association
 """
 

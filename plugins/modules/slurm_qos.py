@@ -65,8 +65,8 @@ options:
     description: C(MaxSubmitJobsPerUser); V(-1) removes the limit.
     type: int
 extends_documentation_fragment:
+  - oci_gpu.cluster._sacctmgr  # first: its platform attribute wins over the common one
   - ansible.builtin.action_common_attributes
-  - oci_gpu.cluster._sacctmgr
 """
 
 EXAMPLES = r"""
