@@ -151,12 +151,14 @@ def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 def _run_canary_scenario(scenario: str, work: Path) -> None:
     munge, password = canary.munge_key_canary(), canary.password_canary()
-    pats = canary.patterns([munge, password])
+    jwt = canary.munge_key_canary("jwt_key")
+    pats = canary.patterns([munge, password, jwt])
     env = _env()
     env.update(
         {
             "LAB_CANARY_MUNGE_KEY": munge.value,
             "LAB_CANARY_DB_PASSWORD": password.value,
+            "LAB_CANARY_JWT_KEY": jwt.value,
             "ANSIBLE_LOG_PATH": str(work / "ansible.log"),
             "ANSIBLE_LOCAL_TEMP": str(work / "ansible-local-tmp"),
         }
@@ -206,6 +208,7 @@ def _run_canary_scenario(scenario: str, work: Path) -> None:
         _molecule("side-effect", scenario, env, work / "side_effect.out")
         _molecule("verify", scenario, env, work / "verify.out")
         _rotate_password(scenario, env, work, password)
+        _rotate_jwt_key(scenario, env, work)
         _heal_interrupted_rotation(scenario, env, work)
     finally:
         _molecule("destroy", scenario, env, work / "destroy.out", expect_ok=False)
@@ -271,6 +274,8 @@ FILE_MODES = {
     # the scenario runs slurm_topology: tree (issue 16)
     "/etc/slurm/topology.conf": ("root", "root", "644"),
     "/etc/slurm/slurmdbd.conf": ("slurm", "slurm", "600"),
+    # the scenario runs slurm_rest_enabled (issue 41): the JWT key, on the controller and dbd host only
+    "/etc/slurm/jwt_hs256.key": ("slurm", "root", "600"),
     "/var/lib/slurm/slurmctld": ("slurm", "slurm", "700"),
     "/var/lib/slurm/slurmd": ("root", "root", "755"),
     # the copy of the slurmdbd.conf slurmdbd runs with (issue 43 item 2): root's alone, it holds the password
@@ -283,6 +288,7 @@ FILES_BY_NODE = {
         "/etc/slurm/slurm.conf",
         "/etc/slurm/topology.conf",
         "/etc/slurm/slurmdbd.conf",
+        "/etc/slurm/jwt_hs256.key",
         "/var/lib/slurm/slurmctld",
         "/var/lib/oci-gpu-cluster/slurmdbd-applied.conf",
     ],
@@ -313,6 +319,7 @@ def _file_mode_audit() -> None:
     assert len(rows) == sum(len(p) for p in FILES_BY_NODE.values()) and not problems, problems
     for node in CANARY_NODES[1:]:
         assert _podman("exec", node, "test", "-e", "/etc/slurm/slurmdbd.conf", check=False).returncode == 1, node
+        assert _podman("exec", node, "test", "-e", "/etc/slurm/jwt_hs256.key", check=False).returncode == 1, node
     user = yaml.safe_load((REPO / "inventories/lab/group_vars/all/lab.yml").read_text())["lab_slurm_user"]
     read = _podman("exec", "--user", user, CANARY_LOGIN, "cat", "/etc/munge/munge.key", check=False)
     assert read.returncode != 0 and "Permission denied" in read.stderr, (read.returncode, read.stderr)
@@ -342,3 +349,103 @@ def _rotate_password(scenario: str, env: dict[str, str], work: Path, old: canary
     conf = _podman("exec", CANARY_CTL, "cat", "/etc/slurm/slurmdbd.conf").stdout
     assert new.forms()["form1"].decode() in conf and old.value.split("#")[0] not in conf
     _figure(f"password rotation: {seconds:.0f} s; sacctmgr lists the cluster; MariaDB takes only the new password")
+
+
+# A REST request as the lab user from the login node (TEST ONLY): slurmrestd on the controller's TCP
+# port (the scenario's slurm_rest_listen), the token from the environment, never a command line.
+REST_PING = """
+import json, os, urllib.error, urllib.request
+req = urllib.request.Request("http://slurm-bw-ctl:6820/slurm/v0.0.38/ping", headers={
+    "X-SLURM-USER-NAME": os.environ["LAB_USER"], "X-SLURM-USER-TOKEN": os.environ["LAB_TOKEN"]})
+try:
+    with urllib.request.urlopen(req, timeout=20) as res:
+        status, body = res.status, json.load(res)
+except urllib.error.HTTPError as exc:
+    status, body = exc.code, {}
+print(json.dumps({"status": status, "errors": len(body.get("errors") or []), "pings": body.get("pings") or []}))
+"""
+
+
+def _lab_user() -> str:
+    return yaml.safe_load((REPO / "inventories/lab/group_vars/all/lab.yml").read_text())["lab_slurm_user"]
+
+
+def _token(user: str) -> str:
+    out = _podman("exec", "--user", user, CANARY_LOGIN, "scontrol", "token", "lifespan=900").stdout.strip()
+    assert out.startswith("SLURM_JWT="), "scontrol token gave no token"
+    return out.split("=", 1)[1]
+
+
+def _rest_ping(user: str, token: str) -> dict[str, Any]:
+    os.environ["LAB_TOKEN"] = token
+    try:
+        res = _podman(
+            "exec",
+            "--user",
+            user,
+            "--env",
+            "LAB_TOKEN",
+            "--env",
+            f"LAB_USER={user}",
+            CANARY_LOGIN,
+            "python3",
+            "-c",
+            REST_PING,
+        )
+    finally:
+        os.environ.pop("LAB_TOKEN", None)
+    return json.loads(res.stdout)
+
+
+def _answered(ping: dict[str, Any]) -> bool:
+    return ping["status"] == 200 and ping["errors"] == 0 and bool(ping["pings"])
+
+
+def _rotate_jwt_key(scenario: str, env: dict[str, str], work: Path) -> None:
+    """Issue 41: a new JWT key on the running cluster while a job runs - made on the controller this time
+    (slurm_jwt_key empty): a token from before is refused, a new one is taken, the job completes."""
+    user = _lab_user()
+    job = _podman(
+        "exec",
+        "--user",
+        user,
+        CANARY_LOGIN,
+        "sbatch",
+        "--parsable",
+        "--output=/dev/null",
+        f"--chdir=/home/{user}",
+        "--wrap",
+        "sleep 40",
+    ).stdout.strip()
+    old = _token(user)
+    assert _answered(_rest_ping(user, old)), "slurmrestd does not take a fresh token"
+    key_before = _podman("exec", CANARY_CTL, "sha256sum", "/etc/slurm/jwt_hs256.key").stdout.split()[0]
+    t0 = time.monotonic()
+    _molecule(
+        "converge",
+        scenario,
+        env,
+        work / "jwt-rotate.out",
+        f"--limit={CANARY_CTL}",
+        "--tags=slurm_configure",
+        '--extra-vars={"slurm_jwt_key": "", "slurm_jwt_key_rotate": true}',
+    )
+    seconds = time.monotonic() - t0
+    key_after = _podman("exec", CANARY_CTL, "sha256sum", "/etc/slurm/jwt_hs256.key").stdout.split()[0]
+    refused = _rest_ping(user, old)
+    taken = _rest_ping(user, _token(user))
+    assert key_after != key_before, "the JWT key did not change"
+    assert not _answered(refused), f"a token made with the old key is still taken: {refused}"
+    assert _answered(taken), f"a token made with the new key is refused: {taken}"
+    for _ in range(60):
+        state = _podman(
+            "exec", CANARY_CTL, "sacct", "--noheader", "--parsable2", "-X", "-j", job, "--format=State,ExitCode"
+        ).stdout.strip()
+        if state and not state.startswith(("RUNNING", "PENDING")):
+            break
+        time.sleep(2)
+    assert state == "COMPLETED|0:0", f"job {job} across the key rotation: {state}"
+    _figure(
+        f"JWT key rotation: {seconds:.0f} s with job {job} running; the old token refused "
+        f"(HTTP {refused['status']}, {refused['errors']} errors), a new one taken; the job completed"
+    )

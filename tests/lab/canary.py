@@ -38,11 +38,12 @@ class Canary:
         return out
 
 
-def munge_key_canary() -> Canary:
+def munge_key_canary(name: str = "munge_key") -> Canary:
+    """A binary key given as base64 (the munge key, the JWT key)."""
     key = secrets.token_bytes(64)
     text = base64.b64encode(key).decode()
     # the decoded key's bytes, in hex too (what od or a hex dump of the key file would show)
-    return Canary("munge_key", text, (key, binascii.hexlify(key)))
+    return Canary(name, text, (key, binascii.hexlify(key)))
 
 
 def password_canary(name: str = "db_password") -> Canary:

@@ -73,6 +73,8 @@ _CTLD_RESTART = frozenset(
         "AccountingStorageHost",
         "AccountingStoragePort",
         "AccountingStorageType",
+        "AuthAltParameters",
+        "AuthAltTypes",
         "AuthType",
         "ClusterName",
         "MaxJobCount",

@@ -143,3 +143,40 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
     task = r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt settings\][^\n]*\n+ok: \[node7\]"
     assert re.search(task, out), out
     assert "would lock out" not in out and "needs Contain" not in out, out
+
+
+def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_path: Path) -> None:
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["controller"],
+            "slurm_rest_enabled": True,
+            "slurm_jwt_key": "c2hvcnQta2V5LXNlY3JldA==",  # "short-key-secret": 16 bytes
+            "slurm_rest_user": "slurm",
+            "slurm_rest_listen": ["unix:/run/slurmrestd.socket", "http://0.0.0.0:6820"],
+        },
+    )
+    out = shown(res)
+    assert res.returncode != 0, out
+    assert "slurm_jwt_key on node7 is not usable: key decodes to 16 bytes; a JWT key needs 32 to 1024" in out, out
+    assert 'slurm_rest_user on node7 is "slurm": slurmrestd must not run as root or SlurmUser' in out, out
+    assert 'slurm_rest_listen on node7 is ["unix:/run/slurmrestd.socket", "http://0.0.0.0:6820"]' in out, out
+    assert "c2hvcnQta2V5LXNlY3JldA" not in out and "short-key-secret" not in out
+
+
+def test_slurm_rest_needs_jwt(tmp_path: Path) -> None:
+    res = preflight(
+        tmp_path,
+        "slurm",
+        {
+            "slurm_controller_hosts": ["node7"],
+            "slurm_node_roles": ["controller"],
+            "slurm_rest_enabled": True,
+            "slurm_jwt_enabled": False,
+        },
+    )
+    out = shown(res)
+    assert res.returncode != 0, out
+    assert "slurm_rest_enabled on node7 needs slurm_jwt_enabled (now false)" in out, out

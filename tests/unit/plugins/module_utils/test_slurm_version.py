@@ -68,6 +68,16 @@ CASES = [
     ("no change", "22.05", BASE, BASE, {}, [], False),
     ("plain key", "22.05", BASE, edit(BASE, "SlurmdTimeout=300", "SlurmdTimeout=600"), {}, [], True),
     ("ctld-only key", "22.05", BASE, edit(BASE, "MaxJobCount=10000", "MaxJobCount=20000"), {}, ["slurmctld"], False),
+    # JWT on (issue 41): slurmctld loads auth plugins and reads the key only when it starts
+    (
+        "jwt turned on",
+        "22.05",
+        BASE,
+        BASE + "AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=/etc/slurm/jwt_hs256.key\n",
+        {},
+        ["slurmctld"],
+        False,
+    ),
     (
         "all-daemon key",
         "24.11",
