@@ -101,17 +101,20 @@ def test_slurm_reports_every_problem_the_spec_cannot_see_at_once(tmp_path: Path)
     assert "slurm_restart_batch on host node7 is 0: it must be a whole number, 1 or more" in out, out
 
 
+def slurm_preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.CompletedProcess[str]:
+    """The slurm role's checks on node7, its only controller, in one node role."""
+    return preflight(tmp_path, "slurm", {"slurm_controller_hosts": ["node7"], "slurm_node_roles": [role], **extra})
+
+
 def test_slurm_pam_adopt_refuses_to_lock_out_the_connection_user_and_a_prolog_without_contain(
     tmp_path: Path,
 ) -> None:
     """Nodes only through jobs: both refusals at once, before anything changes, naming key, value and host."""
     user = subprocess.run(["id", "-un"], capture_output=True, text=True, check=True).stdout.strip()
-    res = preflight(
+    res = slurm_preflight(
         tmp_path,
-        "slurm",
+        "compute",
         {
-            "slurm_controller_hosts": ["node7"],
-            "slurm_node_roles": ["compute"],
             "slurm_pam_adopt_admin_users": ["lab-admin"],
             "slurm_pam_adopt_admin_groups": ["lab-admins"],
             "slurm_config": {"PrologFlags": "X11"},
@@ -127,12 +130,10 @@ def test_slurm_pam_adopt_refuses_to_lock_out_the_connection_user_and_a_prolog_wi
 
 def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flags(tmp_path: Path) -> None:
     group = subprocess.run(["id", "-gn"], capture_output=True, text=True, check=True).stdout.strip()
-    res = preflight(
+    res = slurm_preflight(
         tmp_path,
-        "slurm",
+        "compute",
         {
-            "slurm_controller_hosts": ["node7"],
-            "slurm_node_roles": ["compute"],
             "slurm_pam_adopt_admin_users": ["lab-admin"],
             "slurm_pam_adopt_admin_groups": [group],
             "slurm_config": {"prologflags": "X11, contain"},
@@ -146,12 +147,10 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
 
 
 def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_path: Path) -> None:
-    res = preflight(
+    res = slurm_preflight(
         tmp_path,
-        "slurm",
+        "controller",
         {
-            "slurm_controller_hosts": ["node7"],
-            "slurm_node_roles": ["controller"],
             "slurm_rest_enabled": True,
             "slurm_jwt_key": "c2hvcnQta2V5LXNlY3JldA==",  # "short-key-secret": 16 bytes
             "slurm_rest_user": "slurm",
@@ -167,12 +166,10 @@ def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_pat
 
 
 def test_slurm_rest_needs_jwt(tmp_path: Path) -> None:
-    res = preflight(
+    res = slurm_preflight(
         tmp_path,
-        "slurm",
+        "controller",
         {
-            "slurm_controller_hosts": ["node7"],
-            "slurm_node_roles": ["controller"],
             "slurm_rest_enabled": True,
             "slurm_jwt_enabled": False,
         },
