@@ -109,10 +109,11 @@ def _run_scenario(scenario: str) -> None:
 # The canary scenario (issue 15): secrets that never leak, files that keep their modes
 # ---------------------------------------------------------------------------------------------
 # slurm_gpu_accounting_bookworm runs molecule's steps one by one so that its first converge can run
-# at -vvvv with ANSIBLE_LOG_PATH set, with fresh canaries as the munge key and the accounting
-# password (its host_vars read LAB_CANARY_*), and a --check --diff pass and a failing pass on two
-# hosts after it; then the scans, the file-mode audit, the scenario's usual steps, and a password
-# rotation on the running cluster.
+# at -vvvv with ANSIBLE_LOG_PATH set, with fresh canaries as the munge key, the accounting
+# password and the JWT key (its host_vars read LAB_CANARY_*), and a --check --diff pass and a failing
+# pass on two hosts after it; then the scans, the file-mode audit, the scenario's usual steps, a
+# password rotation on the running cluster, the heal of an interrupted one, and last a JWT key
+# rotation (a run after it with the scenario's key is refused, as it should be).
 CANARY_SCENARIO = "slurm_gpu_accounting_bookworm"
 # What the canary steps measured: printed at the end of the run (tests/conftest.py), pass or fail.
 FIGURES: list[str] = []
@@ -208,8 +209,9 @@ def _run_canary_scenario(scenario: str, work: Path) -> None:
         _molecule("side-effect", scenario, env, work / "side_effect.out")
         _molecule("verify", scenario, env, work / "verify.out")
         _rotate_password(scenario, env, work, password)
-        _rotate_jwt_key(scenario, env, work)
         _heal_interrupted_rotation(scenario, env, work)
+        # last: a run after it would be refused, as it should be (the scenario's slurm_jwt_key is the old key)
+        _rotate_jwt_key(scenario, env, work)
     finally:
         _molecule("destroy", scenario, env, work / "destroy.out", expect_ok=False)
 
