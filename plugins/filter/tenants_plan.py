@@ -51,6 +51,13 @@ options:
     description: The ClusterRole a tenant's IAM group is bound to in its namespace.
     type: str
     default: edit
+  directory:
+    description:
+      - What the controller's name service says of the plan's C(lookup) (the M(oci_gpu.cluster.directory_info)
+        result and C(host), the controller's name).
+      - With it, a member or group the controller does not know is a problem naming the tenant, and each
+        group's members become members of the tenant on Slurm. Without it, groups are not expanded.
+    type: dict
 """
 
 EXAMPLES = r"""
@@ -74,6 +81,9 @@ _value:
     oke:
       description: C(objects) (the Kubernetes objects), C(gpus_by_shape) (the tenants' GPUs per shape) and C(cohort).
       type: dict
+    lookup:
+      description: C(users) (every member) and C(groups) (every group) to look up on the controller.
+      type: dict
 """
 
 from typing import Any
@@ -89,6 +99,7 @@ def tenants_plan(
     remove_users: Any = None,
     remove_tenants: Any = None,
     oke_role: Any = "edit",
+    directory: Any = None,
 ) -> dict[str, Any]:
     return plan(
         tenants,
@@ -98,6 +109,7 @@ def tenants_plan(
         remove_users=[] if remove_users is None else remove_users,
         remove_tenants=[] if remove_tenants is None else remove_tenants,
         oke_role=str(oke_role or ""),
+        directory=directory,
     )
 
 

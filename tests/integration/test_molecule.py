@@ -153,13 +153,16 @@ def _podman(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 def _run_canary_scenario(scenario: str, work: Path) -> None:
     munge, password = canary.munge_key_canary(), canary.password_canary()
     jwt = canary.munge_key_canary("jwt_key")
-    pats = canary.patterns([munge, password, jwt])
+    # the directory's bind password (issue 41 part 1): in sssd.conf on every node, nowhere else
+    ldap = canary.password_canary("ldap_password")
+    pats = canary.patterns([munge, password, jwt, ldap])
     env = _env()
     env.update(
         {
             "LAB_CANARY_MUNGE_KEY": munge.value,
             "LAB_CANARY_DB_PASSWORD": password.value,
             "LAB_CANARY_JWT_KEY": jwt.value,
+            "LAB_CANARY_LDAP_PASSWORD": ldap.value,
             "ANSIBLE_LOG_PATH": str(work / "ansible.log"),
             "ANSIBLE_LOCAL_TEMP": str(work / "ansible-local-tmp"),
         }
@@ -282,6 +285,8 @@ FILE_MODES = {
     "/var/lib/slurm/slurmd": ("root", "root", "755"),
     # the copy of the slurmdbd.conf slurmdbd runs with (issue 43 item 2): root's alone, it holds the password
     "/var/lib/oci-gpu-cluster/slurmdbd-applied.conf": ("root", "root", "600"),
+    # the scenario's hosts take their users from the directory (issue 41): sssd.conf holds the bind password
+    "/etc/sssd/sssd.conf": ("root", "root", "600"),
 }
 FILES_BY_NODE = {
     CANARY_CTL: [
@@ -293,6 +298,7 @@ FILES_BY_NODE = {
         "/etc/slurm/jwt_hs256.key",
         "/var/lib/slurm/slurmctld",
         "/var/lib/oci-gpu-cluster/slurmdbd-applied.conf",
+        "/etc/sssd/sssd.conf",
     ],
     CANARY_GPU: [
         "/etc/munge/munge.key",
@@ -300,8 +306,9 @@ FILES_BY_NODE = {
         "/etc/slurm/slurm.conf",
         "/etc/slurm/topology.conf",
         "/var/lib/slurm/slurmd",
+        "/etc/sssd/sssd.conf",
     ],
-    CANARY_LOGIN: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf"],
+    CANARY_LOGIN: ["/etc/munge/munge.key", "/etc/munge", "/etc/slurm/slurm.conf", "/etc/sssd/sssd.conf"],
 }
 
 
@@ -322,8 +329,7 @@ def _file_mode_audit() -> None:
     for node in CANARY_NODES[1:]:
         assert _podman("exec", node, "test", "-e", "/etc/slurm/slurmdbd.conf", check=False).returncode == 1, node
         assert _podman("exec", node, "test", "-e", "/etc/slurm/jwt_hs256.key", check=False).returncode == 1, node
-    user = yaml.safe_load((REPO / "inventories/lab/group_vars/all/lab.yml").read_text())["lab_slurm_user"]
-    read = _podman("exec", "--user", user, CANARY_LOGIN, "cat", "/etc/munge/munge.key", check=False)
+    read = _podman("exec", "--user", _lab_user()[1], CANARY_LOGIN, "cat", "/etc/munge/munge.key", check=False)
     assert read.returncode != 0 and "Permission denied" in read.stderr, (read.returncode, read.stderr)
     daemons = _podman("exec", CANARY_LOGIN, "systemctl", "is-active", "slurmd", "slurmdbd", "slurmctld", check=False)
     assert daemons.stdout.split() == ["inactive", "inactive", "inactive"], daemons.stdout
@@ -368,23 +374,26 @@ print(json.dumps({"status": status, "errors": len(body.get("errors") or []), "pi
 """
 
 
-def _lab_user() -> str:
-    return yaml.safe_load((REPO / "inventories/lab/group_vars/all/lab.yml").read_text())["lab_slurm_user"]
+def _lab_user() -> tuple[str, str]:
+    """The canary scenario's lab user and UID: a directory user, so podman (which reads only the node's
+    /etc/passwd) is given the number."""
+    found = yaml.safe_load((REPO / "inventories/lab/group_vars/lab_directory.yml").read_text())
+    return found["lab_slurm_user"], str(found["lab_slurm_uid"])
 
 
-def _token(user: str) -> str:
-    out = _podman("exec", "--user", user, CANARY_LOGIN, "scontrol", "token", "lifespan=900").stdout.strip()
+def _token(uid: str) -> str:
+    out = _podman("exec", "--user", uid, CANARY_LOGIN, "scontrol", "token", "lifespan=900").stdout.strip()
     assert out.startswith("SLURM_JWT="), "scontrol token gave no token"
     return out.split("=", 1)[1]
 
 
-def _rest_ping(user: str, token: str) -> dict[str, Any]:
+def _rest_ping(user: str, uid: str, token: str) -> dict[str, Any]:
     os.environ["LAB_TOKEN"] = token
     try:
         res = _podman(
             "exec",
             "--user",
-            user,
+            uid,
             "--env",
             "LAB_TOKEN",
             "--env",
@@ -406,11 +415,11 @@ def _answered(ping: dict[str, Any]) -> bool:
 def _rotate_jwt_key(scenario: str, env: dict[str, str], work: Path) -> None:
     """Issue 41: a new JWT key on the running cluster while a job runs - made on the controller this time
     (slurm_jwt_key empty): a token from before is refused, a new one is taken, the job completes."""
-    user = _lab_user()
+    user, uid = _lab_user()
     job = _podman(
         "exec",
         "--user",
-        user,
+        uid,
         CANARY_LOGIN,
         "sbatch",
         "--parsable",
@@ -419,8 +428,8 @@ def _rotate_jwt_key(scenario: str, env: dict[str, str], work: Path) -> None:
         "--wrap",
         "sleep 40",
     ).stdout.strip()
-    old = _token(user)
-    assert _answered(_rest_ping(user, old)), "slurmrestd does not take a fresh token"
+    old = _token(uid)
+    assert _answered(_rest_ping(user, uid, old)), "slurmrestd does not take a fresh token"
     key_before = _podman("exec", CANARY_CTL, "sha256sum", "/etc/slurm/jwt_hs256.key").stdout.split()[0]
     t0 = time.monotonic()
     _molecule(
@@ -434,8 +443,8 @@ def _rotate_jwt_key(scenario: str, env: dict[str, str], work: Path) -> None:
     )
     seconds = time.monotonic() - t0
     key_after = _podman("exec", CANARY_CTL, "sha256sum", "/etc/slurm/jwt_hs256.key").stdout.split()[0]
-    refused = _rest_ping(user, old)
-    taken = _rest_ping(user, _token(user))
+    refused = _rest_ping(user, uid, old)
+    taken = _rest_ping(user, uid, _token(uid))
     assert key_after != key_before, "the JWT key did not change"
     assert not _answered(refused), f"a token made with the old key is still taken: {refused}"
     assert _answered(taken), f"a token made with the new key is refused: {taken}"

@@ -9,15 +9,20 @@ RoleBinding, ResourceQuota, Kueue ClusterQueue and LocalQueue per tenant). Pure 
 Public API
 ----------
 ``plan(tenants, tiers, *, gpu_shapes=(), cohort="oci-gpu", remove_users=(), remove_tenants=(),
-oke_role="edit") -> dict``
+oke_role="edit", directory=None) -> dict``
     ``{"problems": [...], "slurm": {"qos", "accounts", "users", "remove_accounts"},
-    "oke": {"objects", "gpus_by_shape", "cohort"}}``; with problems, the rest is empty.
+    "oke": {"objects", "gpus_by_shape", "cohort"}, "lookup": {"users", "groups"}}``; with problems,
+    the rest is empty. ``directory`` is what the controller's name service said of ``lookup``
+    (module ``directory_info``, plus ``host``): with it, a member or group it does not know is a
+    problem named by the tenant, and each group's members are members of the tenant on Slurm
+    (without it, groups are not expanded).
 ``flavor_name(shape)``
     The Kueue ResourceFlavor name of a GPU shape (``BM.GPU.H100.8`` -> ``bm-gpu-h100-8``), the
     name the oke_addons role gives the flavors it creates.
 
 A tenant (``oci_gpu_tenants`` item): ``name`` (the Slurm account and, by default, the namespace),
-``members`` (login names), ``gpus`` (the GPU quota: the account's ``GrpTRES=gres/gpu``, the
+``members`` (login names), ``groups`` (directory groups whose members are members too, on
+Slurm), ``gpus`` (the GPU quota: the account's ``GrpTRES=gres/gpu``, the
 namespace's ResourceQuota and the ClusterQueue's ``nominalQuota``), ``tier`` (a key of the tiers:
 the QOS), ``fairshare`` (default: ``gpus``, at least 1), ``max_wall`` (a Slurm time),
 ``description``, ``organization``, ``namespace``, ``oke_iam_group`` (an IAM group OCID: the
@@ -38,6 +43,7 @@ TENANT_KEYS = frozenset(
     [
         "name",
         "members",
+        "groups",
         "gpus",
         "tier",
         "fairshare",
@@ -126,6 +132,12 @@ def _tenant_problems(i: int, t: Any, tiers: Mapping[str, Any], gpu_shapes: list[
     dupes = sorted({m for m in members if isinstance(m, str) and members.count(m) > 1})
     if dupes:
         out.append(f"{label}: members: listed twice: {', '.join(dupes)}")
+    groups = t.get("groups", [])
+    if not isinstance(groups, list):
+        out.append(f"{label}: groups: a list of directory group names, got {groups!r}")
+    else:
+        bad = [g for g in groups if not isinstance(g, str) or not _USER.match(g)]
+        out.extend(f"{label}: groups: {g!r} is not a group name" for g in bad)
     gpus = _whole(t.get("gpus", 0))
     if gpus is None or gpus < 0:
         out.append(f"{label}: gpus: {t.get('gpus')!r} is not a whole number of GPUs (0 or more)")
@@ -339,6 +351,7 @@ def plan(
     remove_users: Any = (),
     remove_tenants: Any = (),
     oke_role: str = "edit",
+    directory: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The tenants model checked (every problem, each naming the tenant and key) and planned."""
     tenants = [] if tenants is None else tenants
@@ -381,9 +394,50 @@ def plan(
     if not _DNS_LABEL.match(str(cohort or "")):
         problems.append(f"tenants_oke_cohort: {cohort!r} is not a Kueue cohort name (a DNS-1123 label)")
     if problems:
-        return {"problems": problems, "slurm": {}, "oke": {}}
+        return {"problems": problems, "slurm": {}, "oke": {}, "lookup": {}}
+    lookup = {
+        "users": sorted({m for t in tenants for m in t["members"]}),
+        "groups": sorted({g for t in tenants for g in t.get("groups") or []}),
+    }
+    expanded, problems = _with_directory(tenants, directory)
+    if problems:
+        return {"problems": problems, "slurm": {}, "oke": {}, "lookup": lookup}
     return {
         "problems": [],
-        "slurm": _slurm(tenants, tiers, list(remove_users), list(remove_tenants)),
+        "slurm": _slurm(expanded, tiers, list(remove_users), list(remove_tenants)),
         "oke": _oke(tenants, shapes, cohort, oke_role),
+        "lookup": lookup,
     }
+
+
+def _with_directory(
+    tenants: list[Mapping[str, Any]], directory: Mapping[str, Any] | None
+) -> tuple[list[Mapping[str, Any]], list[str]]:
+    """The tenants with their groups' members added, and every member or group the directory does not know.
+
+    Without a directory (the model's own check, before the lookup; an OKE-only run, where groups
+    mean nothing) the members stay as listed."""
+    if directory is None:
+        return list(tenants), []
+    host = str(directory.get("host") or "the controller")
+    users = directory.get("users") or {}
+    groups = directory.get("groups") or {}
+    out, problems = [], []
+    for t in tenants:
+        members = list(t["members"])
+        problems.extend(
+            f"tenant {t['name']}: members: {m!r} is not a user {host} knows (neither its local files nor its directory)"
+            for m in members
+            if not users.get(m)
+        )
+        for g in t.get("groups") or []:
+            if not groups.get(g):
+                problems.append(f"tenant {t['name']}: groups: {g!r} is not a group {host} knows")
+                continue
+            for m in groups[g].get("members") or []:
+                if not users.get(m):
+                    problems.append(f"tenant {t['name']}: groups: {g!r} lists {m!r}, who is not a user {host} knows")
+                elif m not in members:
+                    members.append(m)
+        out.append({**t, "members": members})
+    return out, problems

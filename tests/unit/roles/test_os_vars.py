@@ -18,7 +18,7 @@ LOOKUP = [
     "{{ ansible_facts['os_family'] }}.yml",
     "default.yml",
 ]
-NODE_ROLES = ["fss_mount", "lustre_client", "munge", "nvme_scratch", "slurm"]
+NODE_ROLES = ["fss_mount", "identity", "lustre_client", "munge", "nvme_scratch", "slurm"]
 
 
 def test_the_node_roles_are_every_role_but_the_control_node_one() -> None:

@@ -35,6 +35,7 @@ SUB_TAGS = {
     "repair": {"install", "configure"},
     "elastic": {"install", "configure"},
     "monitoring": {"install", "configure", "service"},
+    "identity": {"install", "configure", "service"},
 }
 READ_BY_LATER_STEPS = {
     "slurm": {

@@ -32,7 +32,12 @@ TENANTS = [
 
 def _play(tmp: Path, extra: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
     play = [{"name": "Tenants", "hosts": "all", "gather_facts": False, "roles": [{"role": "oci_gpu.cluster.tenants"}]}]
-    variables = {"tenants_slurm_enabled": True, "tenants_oke_render_dir": str(tmp / "render")}
+    # the model's users do not exist on this machine: the member lookup has its own test below
+    variables = {
+        "tenants_slurm_enabled": True,
+        "tenants_check_members": False,
+        "tenants_oke_render_dir": str(tmp / "render"),
+    }
     variables.update(extra)
     return run_playbook(tmp, play, variables, *args, host="ctl1")
 
@@ -50,6 +55,28 @@ def test_a_bad_model_is_refused_before_any_sacctmgr_call(tmp_path: Path, sacctmg
     assert "tenant chem: tier: 'gold' is not one of tenants_tiers (high, low, standard)" in res.stdout
     assert sacctmgr.calls() == []
     assert not (tmp_path / "render").exists()
+
+
+def test_a_member_or_group_this_host_does_not_know_is_refused_before_any_sacctmgr_call(
+    tmp_path: Path, sacctmgr: Any
+) -> None:
+    # root and its group are known to every machine's name service; the others to none
+    model = [
+        {"name": "ops", "members": ["root", "no-such-user-7f3a"], "groups": ["root", "no-such-group-7f3a"], "gpus": 1}
+    ]
+    res = _play(tmp_path, {"oci_gpu_tenants": model, "tenants_check_members": True})
+    assert res.returncode != 0
+    assert (
+        "oci_gpu_tenants (as ctl1 sees it): tenant ops: members: 'no-such-user-7f3a' is not a user ctl1 knows "
+        "(neither its local files nor its directory); "
+        "tenant ops: groups: 'no-such-group-7f3a' is not a group ctl1 knows"
+    ) in res.stdout, res.stdout
+    assert sacctmgr.calls() == []
+
+    known = [{"name": "ops", "members": ["root"], "groups": ["root"], "gpus": 1}]
+    res = _play(tmp_path, {"oci_gpu_tenants": known, "tenants_check_members": True})
+    assert res.returncode == 0, res.stdout
+    assert sorted(sacctmgr.state()["users"]) == ["root"]
 
 
 def test_slurm_accounting_written_once_then_left_alone(tmp_path: Path, sacctmgr: Any) -> None:

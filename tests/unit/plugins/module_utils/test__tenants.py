@@ -147,3 +147,49 @@ def test_bad_tiers_are_named() -> None:
         "tenants_tiers.standard: unknown key 'max_gpus' (known: flags, max_gpus_per_user, max_wall, priority)",
         "tenants_tiers.standard.priority: 'high' is not a whole number",
     ]
+
+
+DORA = {"uid": 20001, "gid": 20001, "home": "/home/dora"}
+
+
+def test_the_plan_says_what_to_look_up_and_groups_add_their_members_on_slurm() -> None:
+    research = {"name": "research", "members": ["dora"], "groups": ["gpu-research"], "gpus": 1}
+    first = plan([research, PHYSICS], TIERS, directory={"host": "ctl", "users": {}, "groups": {}})
+    assert first["lookup"] == {"users": ["bob", "carol", "dora"], "groups": ["gpu-research"]}
+    directory = {
+        "host": "ctl",
+        "users": {"dora": DORA, "bob": DORA, "carol": DORA, "erin": DORA},
+        "groups": {"gpu-research": {"gid": 20100, "members": ["erin", "dora"]}},
+    }
+    out = plan([research, PHYSICS], TIERS, directory=directory)
+    assert out["problems"] == []
+    assert [(u["name"], u["accounts"]) for u in out["slurm"]["users"]] == [
+        ("bob", ["physics"]),
+        ("carol", ["physics"]),
+        ("dora", ["research"]),
+        ("erin", ["research"]),
+    ]
+
+
+def test_unknown_members_and_groups_are_refused_by_name_and_host() -> None:
+    research = {"name": "research", "members": ["dora", "zed"], "groups": ["gpu-research", "nope"], "gpus": 1}
+    directory = {
+        "host": "slurm-bw-ctl",
+        "users": {"dora": DORA, "zed": None, "ghost": None},
+        "groups": {"gpu-research": {"gid": 20100, "members": ["ghost"]}, "nope": None},
+    }
+    out = plan([research], TIERS, directory=directory)
+    assert out["problems"] == [
+        "tenant research: members: 'zed' is not a user slurm-bw-ctl knows (neither its local files nor its directory)",
+        "tenant research: groups: 'gpu-research' lists 'ghost', who is not a user slurm-bw-ctl knows",
+        "tenant research: groups: 'nope' is not a group slurm-bw-ctl knows",
+    ]
+    assert out["slurm"] == {}
+
+
+def test_without_a_directory_lookup_groups_are_not_expanded() -> None:
+    out = plan([{"name": "research", "members": ["dora"], "groups": ["gpu-research"], "gpus": 1}], TIERS)
+    assert out["problems"] == []
+    assert [u["name"] for u in out["slurm"]["users"]] == ["dora"]
+    bad = plan([{"name": "research", "members": [], "groups": "gpu-research", "gpus": 1}], TIERS)
+    assert bad["problems"] == ["tenant research: groups: a list of directory group names, got 'gpu-research'"]
