@@ -15,12 +15,16 @@ description:
     when it can be written.
   - The C(oci_gpu.cluster.munge) role's preflight uses it, so a key is refused before any host
     changes, in the words the module would use.
-positional: _input
+positional: _input, user
 options:
   _input:
     description: The key, base64-encoded.
     type: str
     required: true
+  user:
+    description: Who needs the key, in the message (the slurm role checks its JWT key with V(a JWT key)).
+    type: str
+    default: munge
 """
 
 EXAMPLES = r"""
@@ -44,8 +48,8 @@ from typing import Any
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import key_problem
 
 
-def munge_key_problem(key: Any) -> str:
-    return key_problem(key)
+def munge_key_problem(key: Any, user: str = "munge") -> str:
+    return key_problem(key, user)
 
 
 class FilterModule:

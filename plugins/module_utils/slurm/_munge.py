@@ -17,24 +17,24 @@ MIN_KEY_BYTES = 32
 MAX_KEY_BYTES = 1024
 
 
-def decode_key(text: str) -> bytes:
-    """Return the key bytes (whitespace ignored) or raise ValueError saying why."""
+def decode_key(text: str, user: str = "munge") -> bytes:
+    """Return the key bytes (whitespace ignored) or raise ValueError saying why (``user``: who needs it)."""
     compact = "".join(text.split())
     try:
         raw = base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError):
         raise ValueError("key is not valid base64") from None
     if not MIN_KEY_BYTES <= len(raw) <= MAX_KEY_BYTES:
-        raise ValueError(f"key decodes to {len(raw)} bytes; munge needs {MIN_KEY_BYTES} to {MAX_KEY_BYTES}")
+        raise ValueError(f"key decodes to {len(raw)} bytes; {user} needs {MIN_KEY_BYTES} to {MAX_KEY_BYTES}")
     return raw
 
 
-def key_problem(text: object) -> str:
-    """Why ``text`` is not a usable key, or "" when it is."""
+def key_problem(text: object, user: str = "munge") -> str:
+    """Why ``text`` is not a usable key for ``user`` (munge, a JWT key), or "" when it is."""
     if not isinstance(text, str):
         return f"key is a {type(text).__name__}, not base64 text"
     try:
-        decode_key(text)
+        decode_key(text, user)
     except ValueError as exc:
         return str(exc)
     return ""

@@ -40,3 +40,9 @@ def test_problem_matches_the_module_decoder(key: object, problem: str) -> None:
             assert 32 <= len(decode_key(key)) <= 1024
     if isinstance(key, str) and key.strip() and problem:
         assert key.strip() not in problem
+
+
+def test_the_message_names_who_needs_the_key() -> None:
+    short = "QUFBQUFBQUFBQUFBQUFBQQ=="  # 16 bytes
+    assert munge_key_problem(short) == "key decodes to 16 bytes; munge needs 32 to 1024"
+    assert munge_key_problem(short, "a JWT key") == "key decodes to 16 bytes; a JWT key needs 32 to 1024"
