@@ -141,7 +141,10 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
     )
     out = shown(res)
     # The check ran and passed; the run goes on to the next task.
-    task = r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt settings\][^\n]*\n+ok: \[node7\]"
+    task = (
+        r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt, REST API and JWT settings\][^\n]*\n+"
+        r"ok: \[node7\]"
+    )
     assert re.search(task, out), out
     assert "would lock out" not in out and "needs Contain" not in out, out
 
