@@ -43,10 +43,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._capacity import plan
-
 
 def capacity_plan(request: Any, inventory: Any) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._capacity import plan
+
     if not isinstance(request, dict) or not isinstance(inventory, dict):
         raise AnsibleFilterError("capacity_plan: expected a request mapping and an inventory mapping")
     return plan(dict(request), dict(inventory))

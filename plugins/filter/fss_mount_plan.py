@@ -70,13 +70,6 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._fss import (
-    DEFAULT_OPTIONS,
-    FssError,
-    mount_plan,
-    ocid_lookups,
-)
-
 
 def fss_mount_plan(
     mounts: Any,
@@ -87,6 +80,14 @@ def fss_mount_plan(
     host: str = "",
     lookups: bool = False,
 ) -> list[dict[str, Any]]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._fss import (
+        DEFAULT_OPTIONS,
+        FssError,
+        mount_plan,
+        ocid_lookups,
+    )
+
     if not isinstance(mounts, list):
         raise AnsibleFilterError(f"fss_mount_plan: fss_mount_mounts must be a list, got {type(mounts).__name__}")
     if lookups:

@@ -60,10 +60,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
-
 
 def hostlist_compress(value: Any) -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
+
     if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
         raise AnsibleFilterError(
             f"hostlist_compress: expected a list of host names, got {type(value).__name__}"

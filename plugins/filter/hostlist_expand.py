@@ -61,10 +61,15 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, expand, expand_many
-
 
 def hostlist_expand(value: Any) -> list[str]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import (
+        HostlistError,
+        expand,
+        expand_many,
+    )
+
     if isinstance(value, (Mapping, bytes)) or not (isinstance(value, str) or hasattr(value, "__iter__")):
         raise AnsibleFilterError(
             f"hostlist_expand: expected a hostlist expression or a list of them, got {type(value).__name__}"

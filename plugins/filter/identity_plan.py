@@ -53,10 +53,11 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.identity._identity import plan
-
 
 def identity_plan(settings: Any, host: str, groups: Any, ca_path: str) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.identity._identity import plan
+
     return plan(dict(settings or {}), host, list(groups or []), ca_path)
 
 

@@ -59,10 +59,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology
-
 
 def kueue_topologies(shapes: Any, levels: Any = None) -> list[dict[str, Any]]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology
+
     if isinstance(shapes, (str, dict)) or not hasattr(shapes, "__iter__"):
         raise AnsibleFilterError(f"kueue_topologies: give a list of shape names, got {type(shapes).__name__}")
     if levels is not None and (isinstance(levels, (str, dict)) or not hasattr(levels, "__iter__")):

@@ -70,10 +70,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._lustre import lustre_mounts
-
 
 def lustre_client_mounts(mounts: Any, host: str, **kwargs: Any) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._lustre import lustre_mounts
+
     try:
         resolved = kwargs.pop("resolved", None)
         return lustre_mounts(mounts, host=str(host), resolved=None if resolved is None else dict(resolved), **kwargs)

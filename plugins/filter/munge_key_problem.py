@@ -45,10 +45,11 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import key_problem
-
 
 def munge_key_problem(key: Any, user: str = "munge") -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import key_problem
+
     return key_problem(key, user)
 
 

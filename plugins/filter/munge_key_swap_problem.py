@@ -50,10 +50,11 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import swap_problem
-
 
 def munge_key_swap_problem(states: Any, source: Any, rotate: Any = False) -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._munge import swap_problem
+
     if not isinstance(states, dict):
         raise AnsibleFilterError(f"munge_key_swap_problem: expected host -> result, got {type(states).__name__}")
     return swap_problem(states, str(source), boolean(rotate, strict=True))

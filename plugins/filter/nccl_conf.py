@@ -71,8 +71,6 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._nccl import nccl_settings, render_nccl_conf
-
 
 def nccl_conf(
     shape: Any,
@@ -80,6 +78,9 @@ def nccl_conf(
     socket_ifname: str = "",
     header: str = "Managed by Ansible (oci_gpu.cluster.gpu_node)",
 ) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._nccl import nccl_settings, render_nccl_conf
+
     result = nccl_settings(str(shape or ""), dict(overrides or {}), str(socket_ifname or "") or None)
     result["text"] = render_nccl_conf(result["settings"], header)
     return result

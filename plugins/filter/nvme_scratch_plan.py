@@ -124,10 +124,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._nvme_scratch import plan_scratch
-
 
 def nvme_scratch_plan(lsblk: Any, blkid: Any, host: str, **kwargs: Any) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage._nvme_scratch import plan_scratch
+
     try:
         if kwargs.get("devices") is not None:
             kwargs["devices"] = [str(d) for d in kwargs["devices"]]

@@ -101,8 +101,6 @@ from typing import Any
 from ansible.errors import AnsibleFilterError
 from ansible.module_utils.parsing.convert_bool import boolean
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._oke import plan_addons
-
 
 def oke_addons_plan(
     addons: Any,
@@ -113,6 +111,9 @@ def oke_addons_plan(
     gpu_driver_enabled: Any = False,
     disable_nvidia_gpu_plugin: Any = True,
 ) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._oke import plan_addons
+
     if not isinstance(addons, list) or not all(isinstance(a, Mapping) for a in addons):
         raise AnsibleFilterError(f"oke_addons_plan: oke_addons_addons must be a list of mappings, got {addons!r}")
     return plan_addons(

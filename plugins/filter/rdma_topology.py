@@ -84,10 +84,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology
-
 
 def rdma_topology(hosts: Any) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _topology
+
     if isinstance(hosts, Mapping):
         hosts = [
             {**dict(record), "name": name} if isinstance(record, Mapping) else record for name, record in hosts.items()

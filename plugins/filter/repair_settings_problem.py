@@ -38,10 +38,11 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair._machine import SettingsError, settings_from
-
 
 def repair_settings_problem(settings: Any) -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair._machine import SettingsError, settings_from
+
     try:
         settings_from(dict(settings or {}))
     except SettingsError as exc:

@@ -48,10 +48,11 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._access import pam_adopt_problems, rest_problems
-
 
 def slurm_access_problems(settings: Any, host: str) -> list[str]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._access import pam_adopt_problems, rest_problems
+
     s = dict(settings or {})
     return (pam_adopt_problems(s, host) if s.get("pam_adopt") else []) + rest_problems(s, host)
 

@@ -78,10 +78,6 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import with_file_changes
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import change_plan
-
 
 def slurm_change_plan(
     old: Any,
@@ -91,6 +87,11 @@ def slurm_change_plan(
     cgroup_changed: bool = False,
     dbd_changed: bool = False,
 ) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import with_file_changes
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import change_plan
+
     try:
         changed = (["gres.conf"] if gres_changed else []) + (["cgroup.conf"] if cgroup_changed else [])
         changed += ["slurmdbd.conf"] if dbd_changed else []

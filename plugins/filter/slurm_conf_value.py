@@ -52,10 +52,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import conf_value, conf_value_problem
-
 
 def slurm_conf_value(value: Any, name: str = "value", check: bool = False) -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import conf_value, conf_value_problem
+
     text = "" if value is None else str(value)
     if check:
         problem = conf_value_problem(text)

@@ -152,15 +152,16 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import (
-    SlurmConfigError,
-    render_slurm_config,
-)
-from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
-
 
 def slurm_config(spec: Any, omit_token: Any = None) -> dict[str, str]:
     """Return {"slurm.conf", "gres.conf", "cgroup.conf"} rendered from ``spec``."""
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._config import (
+        SlurmConfigError,
+        render_slurm_config,
+    )
+    from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
+
     token = omit_token if isinstance(omit_token, str) else None
     marker = token if token is not None else object()
     try:

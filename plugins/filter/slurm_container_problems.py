@@ -53,18 +53,19 @@ _value:
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
-    enroot_conf_problems,
-    oci_conf_problems,
-    pyxis_args_problems,
-)
-
 
 def _true(value):
     return str(value).strip().lower() in ("true", "yes", "1", "on")
 
 
 def slurm_container_problems(settings, version=None):
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
+        enroot_conf_problems,
+        oci_conf_problems,
+        pyxis_args_problems,
+    )
+
     if not isinstance(settings, dict):
         raise AnsibleFilterError(f"slurm_container_problems expects a dict of settings, got {settings!r}")
     problems = []

@@ -39,10 +39,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import enroot_paths
-
 
 def slurm_enroot_paths(base: Any) -> dict[str, str]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import enroot_paths
+
     if not isinstance(base, str) or not base.startswith("/"):
         raise AnsibleFilterError(f"slurm_enroot_paths: expected an absolute directory, got {base!r}")
     return enroot_paths(base)

@@ -79,11 +79,12 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_nodes
-
 
 def slurm_nodes(compute_hosts: Any, fresh: Any, old_conf: Any = "", remove: Any = ()) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_nodes
+
     if isinstance(fresh, Mapping):
         records = {str(k): dict(v) for k, v in fresh.items() if v}
     else:

@@ -62,10 +62,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import pyxis_version_problem
-
 
 def slurm_pyxis_problem(built: Any, slurm: Any, path: Any, host: Any, found: Any = True, packages: Any = ()) -> str:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import pyxis_version_problem
+
     try:
         return pyxis_version_problem(built or None, slurm, str(path or ""), str(host), bool(found), packages)
     except ValueError as exc:

@@ -67,10 +67,11 @@ from typing import Any
 
 from ansible.errors import AnsibleFilterError
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_schedule
-
 
 def slurm_schedule(changed: Any, host: Any, plan: Any) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_schedule
+
     if not isinstance(host, Mapping) or not isinstance(plan, Mapping):
         raise AnsibleFilterError("slurm_schedule: host and plan must be the plan's mappings")
     return host_schedule(host, plan, [str(n) for n in changed or []])

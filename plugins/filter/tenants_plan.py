@@ -88,8 +88,6 @@ _value:
 
 from typing import Any
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.tenants._tenants import plan
-
 
 def tenants_plan(
     tenants: Any,
@@ -101,6 +99,9 @@ def tenants_plan(
     oke_role: Any = "edit",
     directory: Any = None,
 ) -> dict[str, Any]:
+    # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.tenants._tenants import plan
+
     return plan(
         tenants,
         tiers,
