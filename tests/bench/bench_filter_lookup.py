@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ansible_harness import COLLECTIONS, ansible_env, link_collection
+from ansible_harness import COLLECTIONS, link_collection, run_tool
 
 SMOKE = os.environ.get("OCI_GPU_BENCH_SMOKE") == "1"
 RUNS = 2 if SMOKE else 9
@@ -52,14 +51,9 @@ print(json.dumps({
 
 
 def one_run() -> dict:
-    res = subprocess.run(
-        [sys.executable, "-c", _WORKER, str(COLLECTIONS)],
-        capture_output=True,
-        text=True,
-        env=ansible_env(),
-        check=True,
-        timeout=120,
-    )
+    res = run_tool("python", "-c", _WORKER, str(COLLECTIONS), timeout=120)
+    if res.returncode != 0:
+        raise SystemExit(res.stderr)
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 

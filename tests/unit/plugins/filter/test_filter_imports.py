@@ -6,10 +6,8 @@ no ``oci`` SDK (docs/layout.md, "Filter files import nothing heavy")."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
-from ansible_harness import COLLECTIONS, ansible_env
+from ansible_harness import COLLECTIONS, run_tool
 
 # A fresh interpreter, set up as ansible-core sets up a worker: the collection finder, then the
 # filter loader, which imports every filter file of the collection for one lookup.
@@ -33,14 +31,7 @@ print(json.dumps({
 
 
 def test_one_filter_lookup_imports_every_filter_file_but_nothing_they_use_until_called() -> None:
-    res = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(COLLECTIONS)],
-        capture_output=True,
-        text=True,
-        env=ansible_env(),
-        check=False,
-        timeout=120,
-    )
+    res = run_tool("python", "-c", _PROBE, str(COLLECTIONS), timeout=120)
     assert res.returncode == 0, res.stderr
     seen = json.loads(res.stdout.strip().splitlines()[-1])
     # The loader really went through every filter file (what makes their imports matter) ...
