@@ -59,7 +59,7 @@ def one_run() -> dict:
 
 def main() -> int:
     link_collection()
-    runs = [one_run() for _ in range(RUNS)]
+    runs = [one_run() for _run in range(RUNS)]
     collection_ms = statistics.median(r["collection"] for r in runs) * 1000
     builtin_ms = statistics.median(r["builtin"] for r in runs) * 1000
     heavy = sorted({m for r in runs for m in r["heavy"]})
