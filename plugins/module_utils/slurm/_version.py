@@ -254,20 +254,14 @@ def change_plan(
         removed_partitions = sorted(
             p for p in old["partitions"] if p.upper() != "DEFAULT" and p not in new["partitions"]
         )
-        if added or removed:
+        node_changes = {"nodes added or removed": added or removed, "node definitions changed": redefined}
+        for what in (w for w, hit in node_changes.items() if hit):
             if row["node_change"] == "restart":
                 restart.update(("slurmctld", "slurmd"))
-                reasons.append("nodes added or removed: slurmctld and every slurmd restart before 24.11")
+                reasons.append(f"{what}: slurmctld and every slurmd restart before 24.11")
             else:
                 reconfigure = True
-                reasons.append("nodes added or removed: reconfigure (24.11+)")
-        if redefined:
-            if row["node_change"] == "restart":
-                restart.update(("slurmctld", "slurmd"))
-                reasons.append("node definitions changed: slurmctld and every slurmd restart before 24.11")
-            else:
-                reconfigure = True
-                reasons.append("node definitions changed: reconfigure (24.11+)")
+                reasons.append(f"{what}: reconfigure (24.11+)")
         if old["partitions"] != new["partitions"]:
             reconfigure = True
             reasons.append("partitions changed: reconfigure")
