@@ -106,38 +106,22 @@ def test_against_the_plugins_installed_here(tmp_path: Path) -> None:
 
 
 def test_a_candidate_equal_to_the_live_files_is_not_checked_again(tmp_path: Path) -> None:
-    (tmp_path / "slurm.conf").write_text("SelectType=select/nonexistent\n")
-    same = adhoc.run_module(
-        "slurm_config_check",
-        {
+    conf = "SelectType=select/nonexistent\n"
+    (tmp_path / "slurm.conf").write_text(conf)
+
+    def check(**extra: object) -> dict:
+        args = {
             "node_name": "n",
             "live_dir": str(tmp_path),
             "plugin_dirs": [str(tmp_path)],
-            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
-        },
-    )
+            "files": {"slurm.conf": conf},
+        }
+        return adhoc.run_module("slurm_config_check", {**args, **extra})
+
+    same = check()
     assert same.get("failed") is not True and same["checked"] == [], same
-    forced = adhoc.run_module(
-        "slurm_config_check",
-        {
-            "node_name": "n",
-            "live_dir": str(tmp_path),
-            "plugin_dirs": [str(tmp_path)],
-            "force": True,
-            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
-        },
-    )
+    forced = check(force=True)
     assert forced["failed"] is True and "select_nonexistent.so" in forced["msg"]
     (tmp_path / "select_nonexistent.so").write_text("")
-    again = adhoc.run_module(
-        "slurm_config_check",
-        {
-            "node_name": "n",
-            "live_dir": str(tmp_path),
-            "plugin_dirs": [str(tmp_path)],
-            "force": True,
-            "slurmd": False,
-            "files": {"slurm.conf": "SelectType=select/nonexistent\n"},
-        },
-    )
+    again = check(force=True, slurmd=False)
     assert again.get("failed") is not True and again["checked"] == ["plugins"], again
