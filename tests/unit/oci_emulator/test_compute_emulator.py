@@ -95,6 +95,15 @@ def wait_state(compute: Any, iid: str, state: str, timeout: float = 10) -> Any:
     raise AssertionError(f"{iid} never reached {state} (is {inst.lifecycle_state})")
 
 
+def launch_running(cloud: dict, compute: Any, local_block: str | None = None) -> tuple[Any, Any]:
+    """A launched instance once RUNNING, and its compute host: one of ``local_block`` when given, else None."""
+    if local_block:
+        cloud["em"].knobs.update(launch_topology={"localBlockId": local_block})
+    inst = compute.launch_instance(details(cloud)).data
+    wait_state(compute, inst.id, "RUNNING")
+    return inst, next((h for h in cloud["r"].compute_hosts if h["instanceId"] == inst.id), None)
+
+
 def test_launch_walks_provisioning_to_running_and_is_listed_with_its_vnic(cloud: dict) -> None:
     compute = cloud["client"]()
     resp = compute.launch_instance(details(cloud))
@@ -172,10 +181,7 @@ def test_capacity_error_as_oci_sends_it_creates_nothing(cloud: dict) -> None:
 
 def test_terminate_walks_to_terminated_detaches_and_frees_the_host(cloud: dict) -> None:
     compute = cloud["client"]()
-    cloud["em"].knobs.update(launch_topology={"localBlockId": "ocid1.computelocalblock.oc1..lb1"})
-    inst = compute.launch_instance(details(cloud)).data
-    wait_state(compute, inst.id, "RUNNING")
-    host = next(h for h in cloud["r"].compute_hosts if h["instanceId"] == inst.id)
+    inst, host = launch_running(cloud, compute, "ocid1.computelocalblock.oc1..lb1")
     assert host["localBlockId"] == "ocid1.computelocalblock.oc1..lb1" and host["lifecycleState"] == "OCCUPIED"
     assert compute.terminate_instance(inst.id).status == 204
     assert compute.get_instance(inst.id).data.lifecycle_state in ("TERMINATING", "TERMINATED")
@@ -198,8 +204,7 @@ def test_a_failed_lab_hook_ends_the_launch_terminated(cloud: dict) -> None:
 
 def test_stop_start_and_reset_walk_their_states(cloud: dict) -> None:
     compute = cloud["client"]()
-    inst = compute.launch_instance(details(cloud)).data
-    wait_state(compute, inst.id, "RUNNING")
+    inst, _host = launch_running(cloud, compute)
     with pytest.raises(oci.exceptions.ServiceError) as err:
         compute.instance_action(inst.id, "START")  # running: no-op answered with the instance
         compute.instance_action(inst.id, "FLY")
@@ -219,8 +224,7 @@ def test_stop_start_and_reset_walk_their_states(cloud: dict) -> None:
 
 def test_update_instance_sets_tags_and_takes_the_host_report(cloud: dict) -> None:
     compute = cloud["client"]()
-    inst = compute.launch_instance(details(cloud)).data
-    wait_state(compute, inst.id, "RUNNING")
+    inst, _host = launch_running(cloud, compute)
     tags = {"oci-gpu": {"cluster": "lab"}, "ComputeInstanceHostActions": {"CustomerReportedHostStatus": "UNHEALTHY"}}
     out = compute.update_instance(inst.id, oci.core.models.UpdateInstanceDetails(defined_tags=tags)).data
     assert out.defined_tags == tags
@@ -229,10 +233,7 @@ def test_update_instance_sets_tags_and_takes_the_host_report(cloud: dict) -> Non
 
 def test_host_health_and_maintenance_events_are_knobs(cloud: dict) -> None:
     compute = cloud["client"]()
-    cloud["em"].knobs.update(launch_topology={"localBlockId": "lb"})
-    inst = compute.launch_instance(details(cloud)).data
-    wait_state(compute, inst.id, "RUNNING")
-    host = next(h for h in cloud["r"].compute_hosts if h["instanceId"] == inst.id)
+    inst, host = launch_running(cloud, compute, "lb")
     assert compute.get_compute_host(host["id"]).data.health == "HEALTHY"
     cloud["em"].set_host_health(inst.id, "UNHEALTHY")
     assert compute.get_compute_host(host["id"]).data.health == "UNHEALTHY"
@@ -272,8 +273,7 @@ def test_pools_resize_attach_and_detach_with_auto_terminate(cloud: dict) -> None
         mgmt.update_instance_pool(pool["id"], oci.core.models.UpdateInstancePoolDetails(size=size + 1)).data.size
         == size + 1
     )
-    inst = compute.launch_instance(details(cloud)).data
-    wait_state(compute, inst.id, "RUNNING")
+    inst, _host = launch_running(cloud, compute)
     att = mgmt.attach_instance_pool_instance(
         pool["id"], oci.core.models.AttachInstancePoolInstanceDetails(instance_id=inst.id)
     )
