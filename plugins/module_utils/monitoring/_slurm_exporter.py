@@ -238,24 +238,12 @@ def node_metrics(m: Metrics, nodes: list[dict[str, Any]]) -> None:
             flags=",".join(n["flags"]),
             partitions=",".join(n["partitions"]),
         )
-        drained = "drain" in flags
-        m.add(
-            "slurm_node_drained",
-            "gauge",
-            "1 when the node is drained or draining, with Slurm's reason.",
-            int(drained),
-            node=n["name"],
-            reason=n["reason"] if drained else "",
-        )
-        down = n["state"] == "down" or "not_responding" in flags
-        m.add(
-            "slurm_node_down",
-            "gauge",
-            "1 when the node is down or not responding, with Slurm's reason.",
-            int(down),
-            node=n["name"],
-            reason=n["reason"] if down else "",
-        )
+        for name, what, on in (
+            ("slurm_node_drained", "drained or draining", "drain" in flags),
+            ("slurm_node_down", "down or not responding", n["state"] == "down" or "not_responding" in flags),
+        ):
+            help_text = f"1 when the node is {what}, with Slurm's reason."
+            m.add(name, "gauge", help_text, int(on), node=n["name"], reason=n["reason"] if on else "")
         m.add(
             "slurm_node_powered_down",
             "gauge",
