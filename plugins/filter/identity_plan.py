@@ -22,10 +22,6 @@ options:
     description: The role's settings, without the C(identity_) prefix.
     type: dict
     required: true
-  host:
-    description: The host the settings are for (named in every problem).
-    type: str
-    required: true
   groups:
     description: The host's groups (its node role).
     type: list
@@ -35,6 +31,8 @@ options:
     description: Where the role writes the directory's CA certificate.
     type: str
     required: true
+extends_documentation_fragment:
+  - oci_gpu.cluster._settings_host
 """
 
 EXAMPLES = r"""

@@ -24,10 +24,8 @@ options:
         C(jwt_enabled), C(rest_enabled), C(rest_user), C(rest_listen).
     type: dict
     required: true
-  host:
-    description: The host the settings are for (named in every problem).
-    type: str
-    required: true
+extends_documentation_fragment:
+  - oci_gpu.cluster._settings_host
 """
 
 EXAMPLES = r"""
