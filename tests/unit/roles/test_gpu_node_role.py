@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 from ansible_harness import run_playbook, shown
+from gpu_stand_ins import H100_NICS, gpu_node_files
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
 
 REPO = Path(__file__).resolve().parents[3]
-H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
 
 
 def _smi() -> str:
@@ -37,15 +37,7 @@ def _smi() -> str:
 
 @pytest.fixture
 def node(tmp_path: Path) -> Path:
-    (tmp_path / "version").write_text("550.90.07\n")
-    (tmp_path / "modules").write_text("nvidia 1 0 - Live 0x0\n")
-    (tmp_path / "ib").mkdir()
-    for nic in H100_NICS:
-        (tmp_path / "ib" / nic).mkdir()
-    smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\ncat <<'EOF'\n" + _smi() + "EOF\n")
-    smi.chmod(0o755)
-    return tmp_path
+    return gpu_node_files(tmp_path, "nvidia 1 0 - Live 0x0\n", _smi())
 
 
 def _vars(node: Path, **over) -> dict:

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import adhoc
 import pytest
+from gpu_stand_ins import H100_NICS, gpu_node_files
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _node as _gpu_node
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._health import parse_smi_query
-
-H100_NICS = [f"mlx5_{i}" for i in (0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15, 16, 17)]
 
 
 def _smi(gpus: int, state: str = "Completed", persistence: str = "Enabled") -> str:
@@ -164,15 +163,8 @@ def node(tmp_path: Path) -> Path:
     # so the module tests give gpu_count and see the node show none.
     (tmp_path / "dev").mkdir()
     (tmp_path / "dev" / "nvidia0").write_text("")
-    (tmp_path / "version").write_text("550.90.07\n")
-    (tmp_path / "modules").write_text("nvidia_peermem 16384 0 - Live 0x0\nnvidia 1 2 - Live 0x0\next4 1 1 - Live 0x0\n")
-    (tmp_path / "ib").mkdir()
-    for nic in H100_NICS:
-        (tmp_path / "ib" / nic).mkdir()
-    smi = tmp_path / "nvidia-smi"
-    smi.write_text("#!/bin/sh\ncat <<'EOF'\n" + _smi(8) + "EOF\n")
-    smi.chmod(0o755)
-    return tmp_path
+    modules = "nvidia_peermem 16384 0 - Live 0x0\nnvidia 1 2 - Live 0x0\next4 1 1 - Live 0x0\n"
+    return gpu_node_files(tmp_path, modules, _smi(8))
 
 
 def _args(node: Path, **over) -> dict:
