@@ -14,14 +14,13 @@ the settings the role wrote; a second run and a check-mode run change nothing.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from ansible_harness import run_playbook, shown
-from gpu_stand_ins import H100_NICS, gpu_node_files
+from gpu_stand_ins import H100_NICS, gpu_node_files, run_health, stand_in
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
 
@@ -143,22 +142,11 @@ def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -
     assert text == f"#!{sys.executable}\n" + Path(_gpu_health.__file__).read_text()
     # the installed program, run as Slurm would, against this settings file (report only)
     (node / "kern.log").write_text("NVRM: Xid (PCI:0000:0f:00): 79, pid=1, name=x, GPU has fallen off the bus.\n")
-    scontrol = node / "sbin" / "scontrol"
-    scontrol.write_text("#!/bin/sh\necho 'NodeName=gpu7 State=IDLE Partitions=gpu'\n")
-    scontrol.chmod(0o755)
-    env = dict(os.environ, PATH=f"{node / 'sbin'}:{node}:{os.environ['PATH']}")
+    stand_in(node / "sbin" / "scontrol", "echo 'NodeName=gpu7 State=IDLE Partitions=gpu'")
     settings["nvidia_smi"] = str(node / "nvidia-smi")
     checks = {"munge": False, "fabric": False, "mounts": False}
     (node / "health-test.json").write_text(json.dumps({**settings, "checks": checks}))
-    ran = subprocess.run(
-        [str(program), "--config", str(node / "health-test.json"), "--no-drain"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=60,
-    )
-    assert ran.returncode == 0, ran.stderr
+    ran = run_health([str(program), "--config", str(node / "health-test.json"), "--no-drain"], node / "sbin", node)
     assert ran.stdout.strip() == ("gpu-health: gpu7: drain (gpu-health: gpu_count: 8 of 0 GPUs (+1 more))"), ran.stdout
 
     again = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}, **STORAGE))

@@ -6,12 +6,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from gpu_stand_ins import run_health, stand_in
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as H
 
@@ -371,18 +370,8 @@ def test_runs_as_a_program_with_real_commands(tmp_path: Path) -> None:
         "systemctl": "exit 0",
         "scontrol": f'echo "$*" >> {calls}; [ "$1" = show ] && echo "NodeName=gpu1 State=IDLE"; exit 0',
     }.items():
-        (bindir / name).write_text(f"#!/bin/sh\n{body}\n")
-        (bindir / name).chmod(0o755)
-    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}")
-    res = subprocess.run(
-        [sys.executable, H.__file__, "--config", _config(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr
+        stand_in(bindir / name, body)
+    run_health([sys.executable, H.__file__, "--config", _config(tmp_path)], bindir)
     assert calls.read_text().splitlines()[-1] == (
         "update NodeName=gpu1 State=DRAIN Reason=gpu-health: nvidia_smi: nvidia-smi exit 9: NVIDIA driver is not loaded"
     )
