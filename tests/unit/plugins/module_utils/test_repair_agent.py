@@ -21,7 +21,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair import _agent  # noqa: E402
-from tests.oci_emulator import Emulator, Tenancy, generate, write_oci_config  # noqa: E402
+from tests.oci_emulator import generate  # noqa: E402
+from tests.oci_emulator.testing import running_emulator  # noqa: E402
 
 SHAPE = "BM.GPU.H100.8"
 R = "oci_gpu-repair:"
@@ -96,62 +97,60 @@ class FakeSlurm:
 
 @pytest.fixture
 def lab(tmp_path: Path) -> Any:
-    tenancy = Tenancy(generate(seed=7, hosts=2, compartments=1, regions=1))
-    creds = write_oci_config(tmp_path / "oci", tenancy.id, tenancy.home_region)
-    em = Emulator(
-        tenancy,
-        {creds.key_id: creds.public_pem},
+    with running_emulator(
+        generate(seed=7, hosts=2, compartments=1, regions=1),
+        tmp_path,
         launch_delay_s=0.02,
         terminate_delay_s=0.02,
         action_delay_s=0.02,
         launch_topology={"localBlockId": "ocid1.computelocalblock.lab"},
-    )
-    endpoint = em.start()[tenancy.home_region]
-    region = tenancy.regions[tenancy.home_region]
-    comp = region.instances[0]["compartmentId"]
-    cfg_file = tmp_path / "settings.json"
-    cfg_file.write_text(
-        json.dumps(
-            {
-                "cluster": "lab",
-                "controller_name": "ctl",
-                "oci": {
-                    "config_file": str(creds.config_file),
-                    "config_profile": creds.profile,
-                    "service_endpoint": endpoint,
-                    "compartment_id": comp,
-                },
-                "state_file": str(tmp_path / "state" / "state.json"),
-                "audit_log": str(tmp_path / "log" / "audit.jsonl"),
-                "machine": {"max_concurrent": 1},
-                "acceptance": {"command": "nvidia-smi -L", "gpus": 8, "time_limit_min": 5, "user": "root"},
-                "join_command": ["site-join", "--node", "{node}", "--ip", "{ip}", "--instance", "{instance_id}"],
-            }
+    ) as running:
+        tenancy, creds, em = running.tenancy, running.creds, running.emulator
+        endpoint = running.endpoints[tenancy.home_region]
+        region = tenancy.regions[tenancy.home_region]
+        comp = region.instances[0]["compartmentId"]
+        cfg_file = tmp_path / "settings.json"
+        cfg_file.write_text(
+            json.dumps(
+                {
+                    "cluster": "lab",
+                    "controller_name": "ctl",
+                    "oci": {
+                        "config_file": str(creds.config_file),
+                        "config_profile": creds.profile,
+                        "service_endpoint": endpoint,
+                        "compartment_id": comp,
+                    },
+                    "state_file": str(tmp_path / "state" / "state.json"),
+                    "audit_log": str(tmp_path / "log" / "audit.jsonl"),
+                    "machine": {"max_concurrent": 1},
+                    "acceptance": {"command": "nvidia-smi -L", "gpus": 8, "time_limit_min": 5, "user": "root"},
+                    "join_command": ["site-join", "--node", "{node}", "--ip", "{ip}", "--instance", "{instance_id}"],
+                }
+            )
         )
-    )
-    cfg = _agent.load_config(str(cfg_file))
-    clients = _agent.make_clients(cfg)
-    compute = clients["compute"]
-    ids = {}
-    for name in ("gpu1", "gpu2", "gpu3"):
-        details = oci.core.models.LaunchInstanceDetails(
-            compartment_id=comp,
-            availability_domain=region.ads[0],
-            shape=SHAPE,
-            display_name=name,
-            create_vnic_details=oci.core.models.CreateVnicDetails(
-                subnet_id=region.subnets[0]["id"], hostname_label=name
-            ),
-            defined_tags={"oci-gpu": {"cluster": "lab", "slurm-role": "compute"}},
-            metadata={"ssh_authorized_keys": "ssh-ed25519 AAAA lab", "user_data": "I2Nsb3VkLWNvbmZpZwo="},
-            source_details=oci.core.models.InstanceSourceViaImageDetails(image_id="ocid1.image.oc1..lab"),
-        )
-        ids[name] = compute.launch_instance(details).data.id
-    em.wait_idle()
-    slurm = FakeSlurm(["gpu1", "gpu2", "gpu3"])
-    yield {"em": em, "cfg": cfg, "clients": clients, "slurm": slurm, "ids": ids, "region": region, "comp": comp}
-    em.wait_idle()
-    em.stop()
+        cfg = _agent.load_config(str(cfg_file))
+        clients = _agent.make_clients(cfg)
+        compute = clients["compute"]
+        ids = {}
+        for name in ("gpu1", "gpu2", "gpu3"):
+            details = oci.core.models.LaunchInstanceDetails(
+                compartment_id=comp,
+                availability_domain=region.ads[0],
+                shape=SHAPE,
+                display_name=name,
+                create_vnic_details=oci.core.models.CreateVnicDetails(
+                    subnet_id=region.subnets[0]["id"], hostname_label=name
+                ),
+                defined_tags={"oci-gpu": {"cluster": "lab", "slurm-role": "compute"}},
+                metadata={"ssh_authorized_keys": "ssh-ed25519 AAAA lab", "user_data": "I2Nsb3VkLWNvbmZpZwo="},
+                source_details=oci.core.models.InstanceSourceViaImageDetails(image_id="ocid1.image.oc1..lab"),
+            )
+            ids[name] = compute.launch_instance(details).data.id
+        em.wait_idle()
+        slurm = FakeSlurm(["gpu1", "gpu2", "gpu3"])
+        yield {"em": em, "cfg": cfg, "clients": clients, "slurm": slurm, "ids": ids, "region": region, "comp": comp}
+        em.wait_idle()
 
 
 def one_pass(lab: dict, now: float, **kw: Any) -> dict[str, Any]:
