@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,13 @@ def shown(res: subprocess.CompletedProcess[str], stderr: bool = True) -> str:
     """What the run printed (``stderr=False``: its stdout only). ansible-core 2.17 and 2.18 show a failure
     only as its result's JSON, so their quotes in a message come escaped (2.19 also prints the message itself)."""
     return (res.stdout + (res.stderr if stderr else "")).replace('\\"', '"')
+
+
+def recap_counts(out: str, host: str) -> dict[str, int]:
+    """``host``'s line of the PLAY RECAP in a run's output as numbers (``{"ok": 5, "changed": 0, ...}``);
+    ``{}`` when there is none."""
+    line = re.search(rf"^{re.escape(host)}\s+:\s+(.*)$", out, re.M)
+    return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line.group(1))} if line else {}
 
 
 def args_option(args: dict[str, Any]) -> list[str]:

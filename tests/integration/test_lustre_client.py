@@ -11,7 +11,6 @@ tested anywhere (no Lustre-capable kernel, no Lustre server).
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -27,58 +26,30 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from tests.ansible_harness import BIN, ansible_env, recap_counts, run_playbook  # noqa: E402
 from tests.oci_emulator import generate  # noqa: E402
 from tests.oci_emulator.testing import running_emulator  # noqa: E402
 
-BIN = Path(sys.executable).parent
-PLAY = """
-- name: Lustre client
-  hosts: all
-  gather_facts: true
-  roles:
-    - role: oci_gpu.cluster.lustre_client
-"""
+PLAY = [
+    {
+        "name": "Lustre client",
+        "hosts": "all",
+        "gather_facts": True,
+        "roles": [{"role": "oci_gpu.cluster.lustre_client"}],
+    }
+]
 OPTS = "defaults,_netdev,nofail,x-systemd.automount,x-systemd.mount-timeout=60"
 
 
 def play(work: Path, extra: dict[str, Any], *args: str) -> tuple[int, str, dict[str, int]]:
-    (work / "play.yml").write_text(PLAY)
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
-            "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "true",
-            "ANSIBLE_INJECT_FACT_VARS": "false",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_LOCAL_TEMP": str(work / ".tmp"),
-            "ANSIBLE_HOME": str(work / ".ansible"),
-            "PATH": f"{BIN}:{env.get('PATH', '')}",
-        }
+    env = ansible_env(
+        ANSIBLE_LOCAL_TEMP=str(work / ".tmp"),
+        ANSIBLE_HOME=str(work / ".ansible"),
+        PATH=f"{BIN}:{os.environ.get('PATH', '')}",
     )
-    res = subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            "testhost,",
-            "-c",
-            "local",
-            "-e",
-            f"ansible_python_interpreter={sys.executable}",
-            "-e",
-            json.dumps(extra),
-            str(work / "play.yml"),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    res = run_playbook(work, PLAY, extra, *args, host="testhost", env=env)
     out = res.stdout + res.stderr
-    recap = re.search(r"^testhost\s+:\s+(.*)$", out, re.M)
-    counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1))} if recap else {}
-    return res.returncode, out, counts
+    return res.returncode, out, recap_counts(out, "testhost")
 
 
 def default_interface() -> str:

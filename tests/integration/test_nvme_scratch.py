@@ -9,6 +9,7 @@ refusal; mdadm --create itself is not exercised anywhere here.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -23,13 +24,13 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "lab"))
 
 import labtest  # noqa: E402
+from ansible_harness import BIN, ansible_env, recap_counts, run_tool  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
 
 NAME = f"nv-{os.getpid() % 100000}"
 CONTAINER = f"{NAME}-n1"
 SHAPE = "BM.Optimized3.36"
-BIN = Path(sys.executable).parent
 STATE = Path(os.environ.get("OCI_GPU_LAB_STATE_DIR", "/var/lib/oci-gpu-lab"))
 PLAY = """
 - name: Local NVMe scratch
@@ -70,39 +71,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def play(lab: dict[str, Any], extra: dict[str, Any], *args: str) -> tuple[int, str, dict[str, int]]:
-    import json
-
-    env = dict(os.environ)
-    env.update(
-        {
-            "ANSIBLE_COLLECTIONS_PATH": str(REPO / "build" / "collections"),
-            "ANSIBLE_COLLECTIONS_SCAN_SYS_PATH": "true",
-            "ANSIBLE_INJECT_FACT_VARS": "false",
-            "ANSIBLE_NOCOLOR": "1",
-            "ANSIBLE_LOCAL_TEMP": str(lab["work"] / ".tmp"),
-            "PATH": f"{BIN}:{env.get('PATH', '')}",
-        }
-    )
-    res = subprocess.run(
-        [
-            str(BIN / "ansible-playbook"),
-            "-i",
-            str(lab["inventory"]),
-            str(lab["work"] / "play.yml"),
-            "-e",
-            json.dumps(extra),
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
-    )
+    env = ansible_env(ANSIBLE_LOCAL_TEMP=str(lab["work"] / ".tmp"), PATH=f"{BIN}:{os.environ.get('PATH', '')}")
+    playbook = str(lab["work"] / "play.yml")
+    res = run_tool("ansible-playbook", "-i", str(lab["inventory"]), playbook, "-e", json.dumps(extra), *args, env=env)
     out = res.stdout + res.stderr
-    recap = re.search(r"n1\s+:\s+(.*)$", out, re.M)
-    counts = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", recap.group(1))} if recap else {}
-    return res.returncode, out, counts
+    return res.returncode, out, recap_counts(out, "n1")
 
 
 def blkid(dev: str) -> str:

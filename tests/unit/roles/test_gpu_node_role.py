@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ansible_harness import run_playbook, shown
+from ansible_harness import recap_counts, run_playbook, shown
 from gpu_stand_ins import H100_NICS, gpu_node_files, run_health, stand_in
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health as _gpu_health
@@ -75,11 +75,6 @@ def _play(node: Path, extra: dict, *args: str) -> subprocess.CompletedProcess[st
         }
     ]
     return run_playbook(node, play, extra, *args, host="gpu7")
-
-
-def _recap_changed(out: str) -> int:
-    line = next(line for line in out.splitlines() if line.startswith("gpu7"))
-    return int(line.split("changed=")[1].split()[0])
 
 
 def test_a_missing_nic_is_refused_before_anything_is_written(node: Path) -> None:
@@ -150,7 +145,7 @@ def test_converge_idempotence_check_mode_and_the_installed_program(node: Path) -
     assert ran.stdout.strip() == ("gpu-health: gpu7: drain (gpu-health: gpu_count: 8 of 0 GPUs (+1 more))"), ran.stdout
 
     again = _play(node, _vars(node, gpu_node_nccl_overrides={"NCCL_DEBUG": "INFO"}, **STORAGE))
-    assert again.returncode == 0 and _recap_changed(again.stdout) == 0, again.stdout[-3000:]
+    assert again.returncode == 0 and recap_counts(again.stdout, "gpu7")["changed"] == 0, again.stdout[-3000:]
     check = _play(node, _vars(node), "--check", "--diff")
     assert check.returncode == 0, check.stdout[-3000:]
     assert "-NCCL_DEBUG=INFO" in check.stdout and "+NCCL_DEBUG=WARN" in check.stdout
