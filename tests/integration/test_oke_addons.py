@@ -30,6 +30,7 @@ sys.path.insert(0, str(REPO / "tests" / "lab"))
 
 import canary  # noqa: E402
 
+from tests.ansible_harness import run_tool  # noqa: E402
 from tests.oci_emulator import generate  # noqa: E402
 from tests.oci_emulator.testing import COLLECTIONS, VENV_BIN, Running, ansible_inventory, running_emulator  # noqa: E402
 
@@ -79,14 +80,7 @@ def playbook(lab: Running, extra: dict[str, Any] | None = None, *args: str) -> s
     variables.update(extra or {})
     path = lab.workdir / f"vars-{len(list(lab.workdir.glob('vars-*.yml')))}.yml"
     path.write_text(yaml.safe_dump(variables))
-    return subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), "-e", f"@{path}", *args],
-        capture_output=True,
-        text=True,
-        env=env_for(lab.workdir),
-        timeout=300,
-        check=False,
-    )
+    return run_tool("ansible-playbook", str(PLAYBOOK), "-e", f"@{path}", *args, env=env_for(lab.workdir))
 
 
 def recap(run: subprocess.CompletedProcess) -> dict[str, int]:
@@ -102,14 +96,8 @@ def module(lab: Running, module_name: str, **args: Any) -> tuple[int, dict[str, 
         "service_endpoint": lab.endpoints[lab.tenancy.home_region],
         **args,
     }
-    run = subprocess.run(
-        [str(VENV_BIN / "ansible"), "localhost", "-m", f"oci_gpu.cluster.{module_name}", "-a", json.dumps(params)],
-        capture_output=True,
-        text=True,
-        env=env_for(lab.workdir),
-        timeout=300,
-        check=False,
-    )
+    argv = ["localhost", "-m", f"oci_gpu.cluster.{module_name}", "-a", json.dumps(params)]
+    run = run_tool("ansible", *argv, env=env_for(lab.workdir))
     _head, sep, body = run.stdout.partition(" => ")
     assert sep, run.stdout + run.stderr
     return run.returncode, json.loads(body)
@@ -422,29 +410,23 @@ def test_bad_input_fails_before_any_write_naming_the_item(old_cluster: Running, 
     assert writes(old_cluster) == []
 
 
+def refusal(lab: Running, **args: Any) -> str:
+    """oke_addon on the lab's cluster, counters reset first: it must fail; its message."""
+    lab.emulator.reset_counters()
+    rc, out = module(lab, "oke_addon", cluster_id=region(lab).clusters[0]["id"], **args)
+    assert rc != 0, out
+    return out["msg"]
+
+
 def test_module_refuses_a_non_string_value_before_any_call(old_cluster: Running) -> None:
-    old_cluster.emulator.reset_counters()
-    rc, out = module(
-        old_cluster,
-        "oke_addon",
-        cluster_id=region(old_cluster).clusters[0]["id"],
-        name="CertManager",
-        configurations={"numOfReplicas": 2},
-    )
-    assert rc != 0 and "'numOfReplicas' has a int value 2" in out["msg"]
+    msg = refusal(old_cluster, name="CertManager", configurations={"numOfReplicas": 2})
+    assert "'numOfReplicas' has a int value 2" in msg
     assert old_cluster.emulator.counter_snapshot()["requests"] == 0
 
 
 def test_module_refuses_a_version_not_offered_before_any_write(old_cluster: Running) -> None:
-    old_cluster.emulator.reset_counters()
-    rc, out = module(
-        old_cluster,
-        "oke_addon",
-        cluster_id=region(old_cluster).clusters[0]["id"],
-        name="NodeFeatureDiscovery",
-        version="v0.17.2",
-    )
-    assert rc != 0 and "version 'v0.17.2' is not offered for Kubernetes v1.29.1" in out["msg"]
+    msg = refusal(old_cluster, name="NodeFeatureDiscovery", version="v0.17.2")
+    assert "version 'v0.17.2' is not offered for Kubernetes v1.29.1" in msg
     assert writes(old_cluster) == []
 
 
@@ -506,14 +488,7 @@ def _run_with_env(lab: Running, extra: dict[str, Any], env: dict[str, str], *arg
     variables = dict(base_vars(lab), **extra)
     path = lab.workdir / f"vars-canary-{len(list(lab.workdir.glob('vars-canary-*.yml')))}.yml"
     path.write_text(yaml.safe_dump(variables))
-    return subprocess.run(
-        [str(VENV_BIN / "ansible-playbook"), str(PLAYBOOK), "-e", f"@{path}", *args],
-        capture_output=True,
-        text=True,
-        env={**env_for(lab.workdir), **env},
-        timeout=300,
-        check=False,
-    )
+    return run_tool("ansible-playbook", str(PLAYBOOK), "-e", f"@{path}", *args, env={**env_for(lab.workdir), **env})
 
 
 def test_with_tenants_the_shared_queue_joins_their_cohort_without_gpus(converged: dict[str, Any]) -> None:
@@ -531,27 +506,15 @@ def test_with_tenants_the_shared_queue_joins_their_cohort_without_gpus(converged
     assert run.returncode == 0, run.stdout[-3000:]
     (vars_path,) = [p for p in lab.workdir.glob("vars-*.yml") if "render-tenants" in p.read_text()]
     env = env_for(lab.workdir)
-    tenants_run = subprocess.run(
-        [
-            str(VENV_BIN / "ansible-playbook"),
-            str(REPO / "playbooks" / "tenants.yml"),
-            "-e",
-            f"@{vars_path}",
-            "-e",
-            json.dumps(
-                {
-                    "tenants_hosts": "localhost",
-                    "tenants_slurm_enabled": False,
-                    "tenants_oke_render_dir": str(render),
-                    "tenants_oke_gpu_shapes": ["BM.GPU.H100.8"],
-                }
-            ),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-        check=False,
+    tenants_vars = {
+        "tenants_hosts": "localhost",
+        "tenants_slurm_enabled": False,
+        "tenants_oke_render_dir": str(render),
+        "tenants_oke_gpu_shapes": ["BM.GPU.H100.8"],
+    }
+    tenants_play = str(REPO / "playbooks" / "tenants.yml")
+    tenants_run = run_tool(
+        "ansible-playbook", tenants_play, "-e", f"@{vars_path}", "-e", json.dumps(tenants_vars), env=env
     )
     assert tenants_run.returncode == 0, tenants_run.stdout[-3000:]
     docs = load_rendered(render)
