@@ -17,7 +17,7 @@ LAB_IMAGE ?= trixie
 LAB_NODES ?= ctl:VM.Standard.E5.Flex,gpu1:BM.GPU.H100.8,gpu2:BM.GPU.H100.8,login1:VM.Standard.E5.Flex
 LAB_ROLES ?= ctl=controller+dbd,gpu1=compute,gpu2=compute,login1=login
 
-.PHONY: help setup collections-link lint build matrix sanity unit pytest test bench bench-inventory bench-lab lab-prepare images lab-up lab-down lab-status demo demo-down
+.PHONY: help setup collections-link lint build matrix sanity unit functional pytest test bench bench-inventory bench-lab lab-prepare images lab-up lab-down lab-status demo demo-down
 
 # Each set-up step prints its time; only the demo's image (DEMO_IMAGE) is built.
 DEMO_IMAGE ?= trixie
@@ -52,15 +52,18 @@ build: setup  ## build the collection, install it into an empty path, ansible-do
 	bash tests/setup/build_check.sh
 
 # ansible-core 2.17 and 2.18, side by side in their own venvs (build/core-matrix): build, the
-# version-specific sanity tests and the unit tests that run through ansible-core: 2 to 3 minutes.
-matrix: setup collections-link  ## build + install + ansible-doc, sanity and chosen unit tests under ansible-core 2.17 and 2.18
+# version-specific sanity tests and chosen functional tests (tests/setup/core_matrix_tests.txt): 2 to 3 minutes.
+matrix: setup collections-link  ## build + install + ansible-doc, sanity and chosen functional tests under ansible-core 2.17 and 2.18
 	bash tests/setup/core_matrix.sh
 
 sanity: setup  ## ansible-test sanity (Python 3.11, ansible-test-managed venvs, no docker)
 	bash tests/setup/sanity.sh
 
-unit: setup collections-link  ## unit tests only (fast)
+unit: setup collections-link  ## unit tests only: none starts Ansible (fast)
 	pytest -n 2 tests/unit -q $(PYTEST_ARGS)
+
+functional: setup collections-link  ## functional tests only: those that start Ansible (ansible, ansible-playbook...)
+	pytest -n 2 tests/functional -q $(PYTEST_ARGS)
 
 lab-prepare: setup  ## prepare this host for the podman lab (podman, debootstrap, two host fixes)
 	bash tests/lab/host_prepare.sh
@@ -78,11 +81,12 @@ lab-status:  ## show the running labs
 	tests/lab/lab status
 
 # The lab and molecule scenarios are part of the test: a host that cannot run them fails.
-# The unit tests run on two workers (pytest-xdist: they start Ansible subprocesses and take a core
-# each); the integration tests share one lab, one at a time. Exit 5 is "no test selected" (a
-# PYTEST_ARGS -k that matches only one of the two halves).
+# The unit and the functional tests run on two workers (pytest-xdist: the functional ones start
+# Ansible subprocesses and take a core each); the integration tests share one lab, one at a time.
+# Exit 5 is "no test selected" (a PYTEST_ARGS -k that matches only some of the three).
 pytest: collections-link
 	OCI_GPU_LAB_REQUIRED=1 pytest -n 2 --durations=12 tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	OCI_GPU_LAB_REQUIRED=1 pytest -n 2 --durations=12 tests/functional $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	OCI_GPU_LAB_REQUIRED=1 pytest --durations=12 tests/integration $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
 test: setup lint build matrix sanity images pytest  ## every check CI runs, failing on the first error

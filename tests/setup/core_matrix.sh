@@ -9,7 +9,7 @@
 # tests/requirements.txt's pins. In it run:
 #   build   build -> install into an empty path -> ansible-doc of every plugin and role (build_check.sh)
 #   sanity  the ansible-test sanity tests that judge the collection by that version's rules (below)
-#   unit    the unit tests that run the collection through ansible-core (core_matrix_tests.txt)
+#   tests   the functional tests that run the collection through ansible-core (core_matrix_tests.txt)
 # The versions run side by side, one core each, and each step prints its time.
 #
 # Usage: core_matrix.sh [VERSION...]   (default: every tests/requirements-core-<version>.txt)
@@ -35,7 +35,7 @@ tools=(pytest hypothesis oci jmespath netaddr cryptography)
 tool_reqs=$(grep -E "^($(IFS='|'; echo "${tools[*]}"))(==.*)?$" tests/requirements.txt)
 [ "$(wc -l <<<"$tool_reqs")" -eq "${#tools[@]}" ] \
   || { echo "core-matrix: tests/requirements.txt does not name each of: ${tools[*]}"; exit 1; }
-mapfile -t unit_tests < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' tests/setup/core_matrix_tests.txt)
+mapfile -t chosen_tests < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' tests/setup/core_matrix_tests.txt)
 # The sanity tests whose verdict is the version's own: the documentation and argument-spec schema
 # (validate-modules, ansible-doc, action-plugin-docs), what plugins may import (import) and the
 # meta/runtime.yml schema (runtime-metadata). The others judge the code alone (pylint, pep8,
@@ -75,11 +75,11 @@ make_venv() {
   echo "$want" >"$dir/venv.stamp"
 }
 
-unit() {
+run_tests() {
   local dir=$1 tmp rc=0
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/oci_gpu-core-matrix.XXXXXX")
   PATH="$dir/venv/bin:$PATH" "$dir/venv/bin/python" -m pytest -q -p no:cacheprovider --basetemp "$tmp" \
-    "${unit_tests[@]}" || rc=$?
+    "${chosen_tests[@]}" || rc=$?
   rm -rf "$tmp"
   return "$rc"
 }
@@ -97,12 +97,12 @@ one_version() {
   core=$("$dir/venv/bin/python" -c 'import ansible.release as r; print(r.__version__)')
   [[ $core == "$v".* ]] || { echo "core-matrix: $dir/venv has ansible-core $core, not $v"; return 1; }
   step "$v" build bash tests/setup/build_check.sh "$dir/venv/bin" || return 1
-  # The first version checks sanity before its unit tests, the others after, so they seldom wait on
+  # The first version checks sanity before its tests, the others after, so they seldom wait on
   # the lock: ansible-test keeps its venvs in ~/.ansible/test/venv, some shared between versions.
-  if [ "$2" -ne 0 ]; then step "$v" unit unit "$dir" || return 1; fi
+  if [ "$2" -ne 0 ]; then step "$v" tests run_tests "$dir" || return 1; fi
   step "$v" sanity flock "$repo/build/core-matrix/sanity.lock" \
     bash tests/setup/sanity.sh --bin "$dir/venv/bin" "${sanity_tests[@]}" || return 1
-  if [ "$2" -eq 0 ]; then step "$v" unit unit "$dir" || return 1; fi
+  if [ "$2" -eq 0 ]; then step "$v" tests run_tests "$dir" || return 1; fi
 }
 
 t0=${EPOCHREALTIME/./}

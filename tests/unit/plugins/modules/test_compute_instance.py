@@ -1,12 +1,14 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""compute_instance and instance_pool against the OCI API emulator through the real SDK: launch,
-adoption, idempotence, check mode, capacity errors, the cluster-tag guard, retry-token replay under
-throttling and 5xx, pools. Writes are counted at the emulator, never inferred from the result."""
+"""compute_instance and instance_pool against the OCI API emulator through the real SDK, called in this
+process: launch, adoption, idempotence, check mode, capacity errors, the cluster-tag guard, retry-token
+replay under throttling and 5xx, pools. Writes are counted at the emulator, never inferred from the result."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ if str(REPO) not in sys.path:
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute as _oci_compute  # noqa: E402
 from ansible_collections.oci_gpu.cluster.plugins.modules import compute_instance, instance_pool  # noqa: E402
 from tests.oci_emulator import generate  # noqa: E402
-from tests.oci_emulator.testing import run_oci_module, running_emulator  # noqa: E402
+from tests.oci_emulator.testing import running_emulator  # noqa: E402
 
 SHAPE = "BM.GPU.H100.8"
 WRITES = (
@@ -39,13 +41,23 @@ class FakeModule:
         self.params.update(params)
 
 
-@pytest.fixture
-def lab(tmp_path: Path) -> Any:
+@contextmanager
+def compute_tenancy(tmp_path: Path) -> Iterator[Any]:
+    """The emulator with a small tenancy that launches and terminates at once (the functional test of
+    compute_instance, tests/functional/plugins/modules/test_compute_instance.py, runs it too)."""
     with running_emulator(
         generate(seed=9, hosts=4, compartments=1, regions=1), tmp_path, launch_delay_s=0.05, terminate_delay_s=0.05
     ) as running:
+        try:
+            yield running
+        finally:
+            running.emulator.wait_idle()
+
+
+@pytest.fixture
+def lab(tmp_path: Path) -> Iterator[Any]:
+    with compute_tenancy(tmp_path) as running:
         yield running
-        running.emulator.wait_idle()
 
 
 def region(lab: Any) -> Any:
@@ -253,14 +265,3 @@ def test_instance_pool_grows_refuses_to_shrink_and_guards_detach(lab: Any) -> No
     grown = ip(lab, **args, size=pool["size"] + 2)
     assert grown["changed"] and pool["size"] == grown["pool"]["size"]
     assert ip(lab, **args, size=pool["size"])["changed"] is False
-
-
-def test_through_ansible_user_data_never_shows_and_the_guard_fails_the_task(lab: Any) -> None:
-    rc, task, out = run_oci_module(lab, "compute_instance", launch_args(lab))
-    assert rc == 0, out
-    assert task["changed"] and task["instance"]["lifecycle_state"] == "RUNNING"
-    assert "runcmd" not in out and "touch /tmp/booted" not in out
-    rc, task, out = run_oci_module(
-        lab, "compute_instance", {**base(lab), "display_name": "lab-gpu-9", "state": "absent", "cluster": "other"}
-    )
-    assert rc != 0 and "belongs to cluster 'lab' (oci-gpu.cluster), not 'other'" in out

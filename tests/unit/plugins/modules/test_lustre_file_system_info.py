@@ -1,20 +1,11 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""lustre_file_system_info through real Ansible and the real oci SDK against the OCI API emulator."""
+"""lustre_file_system_info's record: the MGS NID and the mount source (the module through real Ansible
+against the OCI API emulator: tests/functional)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-from typing import Any
-
 from ansible_collections.oci_gpu.cluster.plugins.modules.lustre_file_system_info import lustre_record
-
-REPO = Path(__file__).resolve().parents[4]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from tests.oci_emulator.testing import run_oci_module  # noqa: E402
 
 
 def test_record_carries_the_mgs_nid_and_the_mount_source() -> None:
@@ -24,50 +15,3 @@ def test_record_carries_the_mgs_nid_and_the_mount_source() -> None:
     assert rec["mgs_nid"] == "10.0.255.20@tcp"
     assert rec["mount_spec"] == "10.0.255.20@tcp:/lfs1"
     assert lustre_record({"id": "x", "management_service_address": None})["mount_spec"] == ""
-
-
-def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
-    return run_oci_module(emu, "lustre_file_system_info", args)
-
-
-def truth(emu: Any) -> dict[str, Any]:
-    region = emu.tenancy.home_region
-    return emu.tenancy.data["regions"][region]["lustreFileSystems"][0]
-
-
-def test_by_id_returns_the_mount_source(emu: Any) -> None:
-    lfs = truth(emu)
-    rc, task, out = run_module(emu, {"lustre_file_system_id": lfs["id"]})
-    assert rc == 0, out
-    assert task["changed"] is False
-    [rec] = task["lustre_file_systems"]
-    assert rec["id"] == lfs["id"]
-    assert rec["file_system_name"] == lfs["fileSystemName"]
-    assert rec["management_service_address"] == lfs["managementServiceAddress"]
-    assert rec["lnet"] == lfs["lnet"]
-    assert rec["lifecycle_state"] == "ACTIVE"
-    assert rec["mount_spec"] == f"{lfs['managementServiceAddress']}@{lfs['lnet']}:/{lfs['fileSystemName']}"
-    assert emu.emulator.counter_snapshot()["by_op"].get("GetLustreFileSystem", 0) >= 1
-
-
-def test_by_compartment_and_display_name(emu: Any) -> None:
-    lfs = truth(emu)
-    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": lfs["displayName"]})
-    assert rc == 0, out
-    assert [r["id"] for r in task["lustre_file_systems"]] == [lfs["id"]]
-    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": "no-such-name"})
-    assert rc == 0, out
-    assert task["lustre_file_systems"] == []
-
-
-def test_unknown_id_fails_naming_it(emu: Any) -> None:
-    rc, task, out = run_module(emu, {"lustre_file_system_id": "ocid1.lustrefilesystem.oc1..missing"})
-    assert rc != 0
-    assert "ocid1.lustrefilesystem.oc1..missing" in task.get("msg", ""), out
-    assert "404" in task["msg"]
-
-
-def test_id_and_compartment_are_mutually_exclusive(emu: Any) -> None:
-    rc, task, out = run_module(emu, {"lustre_file_system_id": "a", "compartment_id": "b"})
-    assert rc != 0
-    assert "mutually exclusive" in task.get("msg", ""), out

@@ -1,12 +1,10 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""slurm_qos and its helpers (_sacctmgr): Slurm's value formats, the one write a change needs, refusals
-before any call, sacctmgr's exit-1 messages; the module run by ansible-core against a sacctmgr stand-in
-(standins/sacctmgr_standin.py) that keeps a state file and logs every call."""
+"""slurm_qos's helpers (_sacctmgr): Slurm's value formats, the one write a change needs, refusals before
+any call, sacctmgr's exit-1 messages (the module through ansible-core: tests/functional)."""
 
 from __future__ import annotations
 
-import adhoc
 import pytest
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _sacctmgr as S
@@ -125,35 +123,3 @@ def test_job_ids_in_a_refused_removal() -> None:
         "  JobID = 9          C = lab        A = physics    U = alice    \n"
     )
     assert S.job_ids(text) == ["9", "12"]
-
-
-# ------------------------------------------------------------------ the module, run by ansible-core
-
-
-def test_module_creates_then_changes_nothing_and_diffs_a_change(sacctmgr) -> None:
-    args = {"name": "GPU-Short", "priority": 100, "max_wall": "240", "max_tres_per_user": {"gres/gpu": 4}}
-    check = adhoc.run_module("slurm_qos", args, "--check")
-    assert check["changed"] is True and check["changes"] == ["state", "max_tres_per_user", "max_wall", "priority"]
-    assert sacctmgr.writes() == [], "check mode wrote"
-    first = adhoc.run_module("slurm_qos", args)
-    assert first["changed"] is True and first["name"] == "gpu-short", first
-    state = sacctmgr.state()["qos"]
-    assert state["gpu-short"]["MaxWall"] == "04:00:00" and state["gpu-short"]["MaxTRESPU"] == "gres/gpu=4"
-    again = adhoc.run_module("slurm_qos", dict(args, max_wall="04:00:00"))
-    assert again["changed"] is False and again["commands"] == []
-    assert len(sacctmgr.writes()) == 1, "a second identical run wrote"
-    diff = adhoc.run_module("slurm_qos", dict(args, max_tres_per_user="gres/gpu=2"), "--diff")
-    assert diff["changed"] is True and diff["changes"] == ["max_tres_per_user"]
-    assert diff["diff"] == {
-        "before": {"max_tres_per_user": {"gres/gpu": 4}, "max_wall": 14400, "priority": 100},
-        "after": {"max_tres_per_user": {"gres/gpu": 2}, "max_wall": 14400, "priority": 100},
-    }
-    gone = adhoc.run_module("slurm_qos", {"name": "gpu-short", "state": "absent"})
-    assert gone["changed"] is True and sacctmgr.state()["qos"] == {}
-
-
-def test_module_refuses_before_any_call(sacctmgr) -> None:
-    res = adhoc.run_module("slurm_qos", {"name": "gpu", "max_tres_per_user": {"gres/gpu": "all"}})
-    assert res.get("failed") is True
-    assert res["msg"] == "qos gpu: max_tres_per_user: TRES gres/gpu='all': use a whole number"
-    assert sacctmgr.calls() == []

@@ -1,12 +1,10 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""slurm_reservation and its helpers (_slurm_reservation): scontrol's oneliner read, the one create,
-update or delete a change needs, maintenance flags, refusals before any call; the module run by
-ansible-core against an scontrol stand-in (standins/sacctmgr_standin.py --as-scontrol)."""
+"""slurm_reservation's helpers (_slurm_reservation): scontrol's oneliner read, the one create, update or
+delete a change needs, maintenance flags, refusals before any call (the module through ansible-core:
+tests/functional)."""
 
 from __future__ import annotations
-
-import adhoc
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm import _reservation as R
 
@@ -83,21 +81,3 @@ def test_refusals_before_any_call() -> None:
     assert R.problems("bad name", {"state": "absent"}) == [
         "reservation name 'bad name': use letters, digits, '_', '.' or '-'"
     ]
-
-
-def test_module_makes_a_maintenance_window_then_changes_nothing_then_releases_it(sacctmgr) -> None:
-    args = {"name": "maint-gpu3", "nodes": "gpu3", "duration": "02:00:00", "users": ["root"], "maintenance": True}
-    check = adhoc.run_module("slurm_reservation", args, "--check")
-    assert check["changed"] is True and check["commands"][0][:3] == ["scontrol", "create", "reservation"]
-    assert "reservations" not in sacctmgr.state() or sacctmgr.state()["reservations"] == {}
-    made = adhoc.run_module("slurm_reservation", args)
-    assert made["changed"] is True, made
-    assert sacctmgr.state()["reservations"]["maint-gpu3"]["Flags"] == "IGNORE_JOBS,MAINT,SPEC_NODES"
-    again = adhoc.run_module("slurm_reservation", dict(args, duration="120"))
-    assert again["changed"] is False and again["reservation"]["nodes"] == ["gpu3"]
-    longer = adhoc.run_module("slurm_reservation", dict(args, duration="03:00:00"), "--diff")
-    assert longer["changes"] == ["duration"] and longer["diff"]["after"]["duration"] == 10800
-    assert sacctmgr.state()["reservations"]["maint-gpu3"]["Duration"] == "0-03:00:00"
-    gone = adhoc.run_module("slurm_reservation", {"name": "maint-gpu3", "state": "absent"})
-    assert gone["changed"] is True and sacctmgr.state()["reservations"] == {}
-    assert adhoc.run_module("slurm_reservation", {"name": "maint-gpu3", "state": "absent"})["changed"] is False

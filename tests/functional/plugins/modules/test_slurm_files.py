@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import adhoc
+from . import adhoc
 
 
 def run_module(args: dict, *extra: str) -> dict:

@@ -1,7 +1,7 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The tenants role through ansible-playbook on this host: Slurm accounting through the sacctmgr
-stand-in (tests/unit/conftest.py; the lab runs it against real slurmdbd), the OKE objects rendered
+stand-in (tests/functional/conftest.py; the lab runs it against real slurmdbd), the OKE objects rendered
 and validated offline. What it proves: a bad model is refused naming the tenant, the key and the
 host before any sacctmgr call; the first run writes QOS, accounts and users; a second run makes no
 write (counted at the stand-in); removals happen only when listed; the rendered objects validate

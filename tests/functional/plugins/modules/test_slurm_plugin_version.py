@@ -11,7 +11,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from adhoc import run_module
+
+from .adhoc import run_module
 
 GCC = shutil.which("gcc")
 STANDIN = Path(__file__).resolve().parents[3] / "lab" / "standins" / "spank_pyxis.c"

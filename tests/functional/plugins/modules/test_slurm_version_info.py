@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import adhoc
 import pytest
+
+from . import adhoc
 
 # Stand-ins for the package tools the module asks (this machine has no Slurm installed).
 DPKG_QUERY = """#!/bin/sh

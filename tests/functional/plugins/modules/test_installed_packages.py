@@ -1,0 +1,25 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""installed_packages through ansible-core: the installed package names as a fact, as dpkg-query reads them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from . import adhoc
+
+
+@pytest.mark.skipif(shutil.which("dpkg-query") is None, reason="dpkg-query is not on this host (not Debian)")
+def test_the_fact_matches_what_dpkg_says_here() -> None:
+    result = adhoc.run_module("installed_packages", {}, "--check")
+    names = result["ansible_facts"]["oci_gpu_installed_packages"]
+    assert result["changed"] is False
+    assert names == sorted(names)
+    status = subprocess.run(
+        ["dpkg-query", "-W", "-f", "${db:Status-Abbrev}", "python3"], capture_output=True, text=True, check=True
+    )
+    assert status.stdout.startswith("ii") and "python3" in names
+    assert "no-such-package-here" not in names
