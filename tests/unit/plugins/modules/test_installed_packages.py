@@ -10,7 +10,7 @@ import subprocess
 import adhoc
 import pytest
 
-from ansible_collections.oci_gpu.cluster.plugins.modules.installed_packages import dpkg_installed
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._packages import dpkg_installed
 
 
 def test_only_installed_states_count_and_architecture_suffixes_go() -> None:
