@@ -383,7 +383,14 @@ def _live_conf(paths: list[str]) -> tuple[str, str]:
 
 
 # Where distributions install PAM modules (Debian's multiarch directory, EL's lib64), in search order.
-PAM_DIRS = ("/lib/security", "/usr/lib/security", "/lib/*/security", "/usr/lib/*/security", "/lib64/security", "/usr/lib64/security")
+PAM_DIRS = (
+    "/lib/security",
+    "/usr/lib/security",
+    "/lib/*/security",
+    "/usr/lib/*/security",
+    "/lib64/security",
+    "/usr/lib64/security",
+)
 
 
 def pam_module_path(module_name: str) -> str:
