@@ -190,8 +190,25 @@ def _args(node: Path, **over) -> dict:
     return args
 
 
+ROUTES = (
+    "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+    "ens300\t00000000\t0100590A\t0003\t0\t0\t200\t00000000\t0\t0\t0\n"
+    "eth0\t00000000\t0100590A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+    "down0\t00000000\t0100590A\t0002\t0\t0\t0\t00000000\t0\t0\t0\n"
+    "rdma0\t0000590A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+)
+
+
+def test_the_default_route_with_the_lowest_metric_names_the_interface() -> None:
+    assert _gpu_node.default_route_ifname(ROUTES) == "eth0"
+    assert _gpu_node.default_route_ifname(ROUTES.replace("\t100\t", "\t300\t")) == "ens300"
+    assert _gpu_node.default_route_ifname(ROUTES.splitlines()[0] + "\n" + ROUTES.splitlines()[-1]) == ""
+    assert _gpu_node.default_route_ifname("") == ""
+
+
 def test_module_reads_the_node(node: Path) -> None:
-    result = adhoc.run_module("gpu_node_info", _args(node))
+    (node / "route").write_text(ROUTES)
+    result = adhoc.run_module("gpu_node_info", _args(node, route_file=str(node / "route")))
     assert result.get("failed") is not True, result
     assert result["changed"] is False
     assert result["driver_version"] == "550.90.07" and result["driver_source"] == str(node / "version")
@@ -204,6 +221,9 @@ def test_module_reads_the_node(node: Path) -> None:
         "node gpu1: fabric: expected nvidia-fabricmanager installed (shape BM.GPU.H100.8 needs it), "
         "found no such service"
     ]
+    assert result["default_ifname"] == "eth0"
+    # What the service stage would say, read in the same call; nothing installed is left to start.
+    assert result["service_problems"] == result["problems"] and result["services_to_start"] == []
 
 
 def test_module_without_a_driver_reads_nvidia_smi_and_reports_its_exit(node: Path) -> None:

@@ -338,3 +338,14 @@ def test_slurmdbd_is_behind_when_its_file_differs_from_the_copy_it_runs_with(nod
     assert later["dbd_behind"] is True
     assert "secret" not in str(later) and "StoragePass" not in str(later)
     assert run_module(dict(args, dbd_conf=[]))["dbd_behind"] is False
+
+
+def test_pam_modules_are_found_where_the_distribution_installs_them(node: Path) -> None:
+    args = {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "slurmd")}
+    result = run_module({**args, "pam_modules": ["pam_unix.so", "pam_no_such_module.so"]}, "--check")
+    assert result.get("failed") is not True, result
+    found = result["pam_modules"]["pam_unix.so"]
+    # pam_unix is part of every Debian and EL system (libpam-modules, pam).
+    assert found.endswith("/security/pam_unix.so") and Path(found).is_file()
+    assert result["pam_modules"]["pam_no_such_module.so"] == ""
+    assert run_module(args, "--check")["pam_modules"] == {}
