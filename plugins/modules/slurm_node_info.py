@@ -253,6 +253,12 @@ dbd_behind:
     changed the database password, was interrupted before slurmdbd restarted); false when no copy is kept yet.
   returned: always
   type: bool
+dbd_copy_current:
+  description: >-
+    Whether the copy is kept as the role keeps it - the same content as the live C(slurmdbd.conf), owned by root,
+    mode 0600 - so that a run which changes neither needs not copy it again.
+  returned: always
+  type: bool
 nvml_plugin:
   description: Whether the installed Slurm has the NVML GPU plugin (C(gpu_nvml.so)).
   returned: always
@@ -335,6 +341,14 @@ def file_sha256(path: str) -> str:
 def applied_record(path: str) -> dict[str, str]:
     """The role's record of the files the daemons applied; {} when missing or unreadable."""
     return read_record(path)
+
+
+def dbd_copy_current(paths: list[str]) -> bool:
+    """Whether the copy (``paths[1]``) matches the live slurmdbd.conf and is root's, mode 0600."""
+    if len(paths) != 2 or not all(os.path.isfile(p) for p in paths):
+        return False
+    copy = os.stat(paths[1])
+    return copy.st_uid == 0 and copy.st_mode & 0o777 == 0o600 and file_sha256(paths[0]) == file_sha256(paths[1])
 
 
 def dbd_behind(paths: list[str]) -> bool:
@@ -479,6 +493,7 @@ def main() -> None:
         # or one a record from before the topology existed does not list) never makes a node behind.
         "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
         "dbd_behind": dbd_behind(p["dbd_conf"]),
+        "dbd_copy_current": dbd_copy_current(p["dbd_conf"]),
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
         "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},
