@@ -13,7 +13,8 @@ description:
     C(nvidia-smi -q)), the GPU device files, C(nvidia-smi -q) (GPUs, persistence mode, fabric state),
     the loaded kernel modules (O(modules_file)), whether the driver ships C(nvidia_peermem)
     (C(modinfo)), the RDMA NICs present (O(rdma_dir)) and the state of the NVIDIA services
-    (C(nvidia-persistenced), C(nvidia-fabricmanager), C(nvidia-imex), C(nvidia-dcgm)).
+    (C(nvidia-persistenced), C(nvidia-fabricmanager), C(nvidia-imex), C(nvidia-dcgm)), and the
+    interface of the default IPv4 route (C(/proc/net/route)).
   - Returns RV(problems), each naming the node, the check, what was expected and what was found;
     the module itself never fails on them (the role decides), so a check-mode run reports them too.
   - Every path and command can be pointed elsewhere, for tests and for images that install the
@@ -47,7 +48,8 @@ options:
     description:
       - V(preflight) judges what no run can fix (driver, GPUs, NICs, missing services); V(service)
         also what the role's service step should have brought up (fabric state, persistence mode,
-        C(nvidia_peermem)).
+        C(nvidia_peermem)). RV(service_problems) judges the same facts as V(service) does, whatever
+        O(stage) is, so that a role can skip a second read when nothing was left to start.
     type: str
     choices: [preflight, service]
     default: preflight
@@ -71,6 +73,10 @@ options:
     description: Where the RDMA NICs appear.
     type: path
     default: /sys/class/infiniband
+  route_file:
+    description: The kernel's IPv4 routing table, read for RV(default_ifname).
+    type: path
+    default: /proc/net/route
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
   - ansible.builtin.action_common_attributes
@@ -127,6 +133,23 @@ peermem_available:
   description: Whether the driver ships C(nvidia_peermem).
   returned: always
   type: bool
+service_problems:
+  description: What O(stage=service) would report now; empty when the NVIDIA services are up as they should be.
+  returned: always
+  type: list
+  elements: str
+services_to_start:
+  description: The RV(services) that are not both active and enabled, in start order.
+  returned: always
+  type: list
+  elements: str
+default_ifname:
+  description:
+    - The interface of the default IPv4 route with the lowest metric (what Ansible's C(default_ipv4)
+      fact names), read without a second fact-gathering call; empty when there is no default route.
+  returned: always
+  type: str
+  sample: eth0
 rdma_nics:
   description: RDMA NIC names present.
   returned: always
@@ -162,11 +185,12 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import unit_states
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._health import parse_smi_query, smi_exit_problem
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._node import (
     CHECKS,
     UNITS,
+    default_route_ifname,
     driver_from_smi,
     node_problems,
     shape_facts,
@@ -196,6 +220,7 @@ def main() -> None:
             "device_glob": {"type": "str", "default": "/dev/nvidia*"},
             "modules_file": {"type": "path", "default": "/proc/modules"},
             "rdma_dir": {"type": "path", "default": "/sys/class/infiniband"},
+            "route_file": {"type": "path", "default": "/proc/net/route"},
         },
         supports_check_mode=True,
     )
@@ -241,13 +266,18 @@ def main() -> None:
         "checks": p["checks"],
     }
     problems = node_problems(p["name"], facts, settings, p["stage"])
+    service_problems = problems if p["stage"] == "service" else node_problems(p["name"], facts, settings, "service")
     asked = shape_facts(p["shape"] or None, settings["gpu_count"], facts["units"])
+    up = running(facts["units"])
     module.exit_json(
         changed=False,
         problems=problems,
+        service_problems=service_problems,
         expected_gpus=asked["expected_gpus"],
         gpu_fabric=asked["gpu_fabric"],
         services=asked["services"],
+        services_to_start=[unit for unit in asked["services"] if unit not in up],
+        default_ifname=default_route_ifname(_read(p["route_file"])),
         rdma_shape=bool(asked["rdma_hcas"]),
         **facts,
     )

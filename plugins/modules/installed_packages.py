@@ -54,32 +54,14 @@ ansible_facts:
 
 from ansible.module_utils.basic import AnsibleModule
 
-
-def dpkg_installed(output: str) -> list[str]:
-    """Names from ``dpkg-query -W -f '${binary:Package}\\t${db:Status-Abbrev}\\n'``, installed ones only."""
-    names = set()
-    for line in output.splitlines():
-        name, _sep, status = line.partition("\t")
-        # "ii " installed, "hi " held and installed; "rc " is config-files only.
-        if len(status) >= 2 and status[1] == "i" and name:
-            names.add(name.split(":", 1)[0])
-    return sorted(names)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._packages import list_installed
 
 
 def main() -> None:
     module = AnsibleModule(argument_spec={}, supports_check_mode=True)
-    dpkg = module.get_bin_path("dpkg-query")
-    rpm = module.get_bin_path("rpm")
-    if dpkg:
-        rc, out, err = module.run_command([dpkg, "-W", "-f", "${binary:Package}\t${db:Status-Abbrev}\n"])
-        names = dpkg_installed(out) if rc == 0 else None
-    elif rpm:
-        rc, out, err = module.run_command([rpm, "-qa", "--queryformat", "%{NAME}\n"])
-        names = sorted({line.strip() for line in out.splitlines() if line.strip()}) if rc == 0 else None
-    else:
-        module.fail_json(msg="installed_packages: neither dpkg-query nor rpm is on this host")
+    names, problem = list_installed(module)
     if names is None:
-        module.fail_json(msg=f"installed_packages: listing the packages failed (exit {rc}): {err.strip()}")
+        module.fail_json(msg=f"installed_packages: {problem}")
     module.exit_json(changed=False, ansible_facts={"oci_gpu_installed_packages": names})
 
 

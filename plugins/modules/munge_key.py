@@ -38,6 +38,13 @@ options:
         returned in RV(service_state), read in the same call, so that a role starts it only when it
         is not already active; nothing is done to the service.
     type: str
+  credential:
+    description:
+      - A credential made with C(munge -n) on the key source host. When given, this host decodes it
+        with C(unmunge) in the same call (the running munged answers, whatever the file holds), and
+        RV(credential_decoded) says whether it could. A role then skips its own
+        C(unmunge) call on a host that decoded it and changed nothing. Never returned or logged.
+    type: str
 extends_documentation_fragment:
   - oci_gpu.cluster._host_files
   - ansible.builtin.action_common_attributes
@@ -85,6 +92,12 @@ service_state:
   returned: always
   type: dict
   sample: {"loaded": "loaded", "active": "active", "enabled": "enabled"}
+credential_decoded:
+  description:
+    - Whether C(unmunge) on this host decoded O(credential) (the hosts' running munged share a key);
+      null without O(credential) or without C(unmunge).
+  returned: always
+  type: bool
 """
 
 import hashlib
@@ -133,6 +146,15 @@ def write_record(module: AnsibleModule, path: str, text: str) -> None:
     move_into_place(module, tmp, path)
 
 
+def decodes(module: AnsibleModule, credential: str | None) -> bool | None:
+    """Whether this host's munged decodes ``credential``; None when there is none or no unmunge."""
+    unmunge = module.get_bin_path("unmunge") if credential else None
+    if not unmunge:
+        return None
+    rc, _out, _err = module.run_command([unmunge, "--output=/dev/null"], data=credential)
+    return rc == 0
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -140,6 +162,7 @@ def main() -> None:
             "path": {"type": "path", "default": "/etc/munge/munge.key"},
             "record_path": {"type": "path"},
             "service": {"type": "str"},
+            "credential": {"type": "str", "no_log": True},
         },
         add_file_common_args=True,
         supports_check_mode=True,
@@ -185,6 +208,7 @@ def main() -> None:
         "current_digest": current_digest,
         "recorded": bool(current_digest) and recorded_text == current_digest,
         "service_state": unit_states(module, [service]).get(service, {}) if service else {},
+        "credential_decoded": decodes(module, module.params["credential"]),
     }
     if module._diff:
         result["diff"] = {

@@ -17,6 +17,8 @@ description:
     its content differs. Owner, group and mode are set when they differ.
   - Reports which files changed (RV(changed_names), RV(changed_paths)), so that a role can notify
     a different handler per file, and a diff per changed file and directory.
+  - Not only for Slurm's files - the C(oci_gpu.cluster.gpu_node) role writes C(nccl.conf) and its
+    health check with it, for the same one round trip.
   - In check mode nothing is written; a directory that would be created, or an owner that does
     not exist yet (its package is not installed yet), counts as a change instead of an error.
 author:
@@ -97,6 +99,12 @@ options:
         description: Octal mode as a string.
         type: str
         default: "0644"
+      diff:
+        description:
+          - V(false) keeps the file's content out of the diff, which then says only that the file
+            changes (a long program the role installs, such as the GPU health check).
+        type: bool
+        default: true
       validate:
         description:
           - Command that checks the candidate before it replaces the file, with V(%s) for the
@@ -244,6 +252,7 @@ def main() -> None:
                         "default": "present",
                     },
                     "mode": {"type": "str", "default": "0644"},
+                    "diff": {"type": "bool", "default": True},
                     "validate": {"type": "str"},
                 },
             },
@@ -304,8 +313,8 @@ def main() -> None:
         content_changed = current != content
         attrs_changed = False
         if content_changed and module._diff:
-            if secret:
-                withheld = "(content withheld: it holds a secret)\n"
+            if secret or not item["diff"]:
+                withheld = "(content withheld: it holds a secret)\n" if secret else "(content not shown)\n"
                 diffs.append(
                     {
                         "before_header": path,

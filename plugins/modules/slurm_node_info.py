@@ -146,6 +146,13 @@ options:
     description: Where the kernel settings are read (C(userns_limits)).
     type: path
     default: /proc/sys
+  pam_modules:
+    description:
+      - PAM modules to look for (for example C(pam_slurm_adopt.so)) in the directories distributions
+        install them in; RV(pam_modules) gives each one's path.
+    type: list
+    elements: str
+    default: []
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
 extends_documentation_fragment:
@@ -220,6 +227,11 @@ clock_skew:
       null without O(control_time).
   returned: always
   type: float
+pam_modules:
+  description: Each of O(pam_modules) with the path it was found at; empty string when not installed.
+  returned: always
+  type: dict
+  sample: {"pam_slurm_adopt.so": "/lib/x86_64-linux-gnu/security/pam_slurm_adopt.so"}
 conf_sha256:
   description: SHA-256 of each file of O(conf_set) beside the live C(slurm.conf) (empty string when missing).
   returned: always
@@ -239,6 +251,12 @@ dbd_behind:
   description: >-
     Whether the live C(slurmdbd.conf) differs from the one slurmdbd last started with (a run that wrote it, or
     changed the database password, was interrupted before slurmdbd restarted); false when no copy is kept yet.
+  returned: always
+  type: bool
+dbd_copy_current:
+  description: >-
+    Whether the copy is kept as the role keeps it - the same content as the live C(slurmdbd.conf), owned by root,
+    mode 0600 - so that a run which changes neither needs not copy it again.
   returned: always
   type: bool
 nvml_plugin:
@@ -325,6 +343,14 @@ def applied_record(path: str) -> dict[str, str]:
     return read_record(path)
 
 
+def dbd_copy_current(paths: list[str]) -> bool:
+    """Whether the copy (``paths[1]``) matches the live slurmdbd.conf and is root's, mode 0600."""
+    if len(paths) != 2 or not all(os.path.isfile(p) for p in paths):
+        return False
+    copy = os.stat(paths[1])
+    return copy.st_uid == 0 and copy.st_mode & 0o777 == 0o600 and file_sha256(paths[0]) == file_sha256(paths[1])
+
+
 def dbd_behind(paths: list[str]) -> bool:
     """Whether the live slurmdbd.conf differs from the copy of the one slurmdbd last started with (both
     present); False without a copy (none kept yet) or without a live file."""
@@ -370,6 +396,27 @@ def _live_conf(paths: list[str]) -> tuple[str, str]:
     return "", ""
 
 
+# Where distributions install PAM modules (Debian's multiarch directory, EL's lib64), in search order.
+PAM_DIRS = (
+    "/lib/security",
+    "/usr/lib/security",
+    "/lib/*/security",
+    "/usr/lib/*/security",
+    "/lib64/security",
+    "/usr/lib64/security",
+)
+
+
+def pam_module_path(module_name: str) -> str:
+    """The first path of ``module_name`` in :data:`PAM_DIRS`; "" when it is in none."""
+    for pattern in PAM_DIRS:
+        for directory in sorted(glob.glob(pattern)):
+            path = os.path.join(directory, module_name)
+            if os.path.exists(path):
+                return path
+    return ""
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -398,6 +445,7 @@ def main() -> None:
             "slurmd_path": {"type": "path", "default": "slurmd"},
             "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
             "sysctl_dir": {"type": "path", "default": "/proc/sys"},
+            "pam_modules": {"type": "list", "elements": "str", "default": []},
             "topology_imds_url": {"type": "str", "default": ""},
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
@@ -445,11 +493,13 @@ def main() -> None:
         # or one a record from before the topology existed does not list) never makes a node behind.
         "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
         "dbd_behind": dbd_behind(p["dbd_conf"]),
+        "dbd_copy_current": dbd_copy_current(p["dbd_conf"]),
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
         "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},
         "accounts": {user: _account(user) for user in p["accounts"]},
         "clock_skew": skew,
+        "pam_modules": {module_name: pam_module_path(module_name) for module_name in p["pam_modules"]},
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

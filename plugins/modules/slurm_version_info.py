@@ -13,6 +13,9 @@ description:
     the version the package manager would install from its cached indexes (C(apt-cache policy),
     C(dnf repoquery --cacheonly)), and the release the daemons ran when the C(oci_gpu.cluster.slurm)
     role last applied (O(record_path)). Nothing is downloaded and nothing changes.
+  - Also sets the fact C(oci_gpu_installed_packages), as M(oci_gpu.cluster.installed_packages) does, in
+    the same call: the roles that run after the slurm role's preflight then need no read of their own.
+    When the packages cannot be listed the fact is left unset (and the module does not fail).
   - The role's preflight compares them across the cluster before any package changes
     (Slurm's upgrade window, its daemons' order), and refuses by host and with the supported path.
 author:
@@ -25,6 +28,10 @@ options:
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
   - ansible.builtin.action_common_attributes
+attributes:
+  facts:
+    description: Sets C(oci_gpu_installed_packages).
+    support: full
 """
 
 EXAMPLES = r"""
@@ -59,10 +66,21 @@ recorded:
   returned: always
   type: str
   sample: 22.05.8
+ansible_facts:
+  description: The fact this module sets.
+  returned: when the packages could be listed
+  type: dict
+  contains:
+    oci_gpu_installed_packages:
+      description: Sorted names of the installed packages.
+      type: list
+      elements: str
+      sample: [munge, slurmd]
 """
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._packages import list_installed
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._installed import (
     installed_version,
     package_versions,
@@ -81,6 +99,7 @@ def main() -> None:
     except OSError:
         recorded = ""
     installed_package, candidate_package = package_versions(module)
+    names = list_installed(module)[0]
     module.exit_json(
         changed=False,
         installed=installed_version(module)[0],
@@ -88,6 +107,8 @@ def main() -> None:
         installed_package=installed_package,
         candidate_package=candidate_package,
         recorded=recorded,
+        # Without a listing the fact stays unset, and each role reads it itself (installed_packages).
+        ansible_facts={} if names is None else {"oci_gpu_installed_packages": names},
     )
 
 

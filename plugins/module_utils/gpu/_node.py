@@ -151,3 +151,22 @@ def driver_from_smi(output: str) -> str:
     """The ``Driver Version`` nvidia-smi -q prints, or ""."""
     m = re.search(r"^Driver Version\s*:\s*(\S+)", output, re.M)
     return m.group(1) if m else ""
+
+
+def default_route_ifname(route_table: str) -> str:
+    """The interface of the default IPv4 route with the lowest metric in ``/proc/net/route``, or "".
+
+    Columns: Iface, Destination, Gateway, Flags, RefCnt, Use, Metric, Mask, ... (hex, host order);
+    a default route has Destination and Mask 00000000 and the RTF_UP flag (0x1)."""
+    best = None
+    for line in route_table.splitlines()[1:]:
+        cols = line.split()
+        if len(cols) < 8 or cols[1] != "00000000" or cols[7] != "00000000":
+            continue
+        try:
+            up, metric = int(cols[3], 16) & 0x1, int(cols[6])
+        except ValueError:
+            continue
+        if up and (best is None or metric < best[0]):
+            best = (metric, cols[0])
+    return best[1] if best else ""

@@ -494,6 +494,19 @@ def _conf_files(
     return out, absent
 
 
+def _check_needed(
+    conf_sha: Mapping[str, str], probe: Mapping[str, Any], host: Mapping[str, Any] | None, conf_dir: str
+) -> bool:
+    """Whether the check host's live files, where slurm_config_check reads them (its configuration
+    directory, or /run/slurm/conf for a configless slurmd), differ from the candidate's: a file
+    missing, another directory or any other hash says yes."""
+    live_dir = conf_dir if (host or {}).get("writes_config", True) else "/run/slurm/conf"
+    if os.path.dirname(str(probe.get("live_conf_path") or "")) != live_dir:
+        return True
+    live = probe.get("conf_sha256") or {}
+    return any(live.get(name) != sha for name, sha in conf_sha.items())
+
+
 def _base_view(probe: Mapping[str, Any]) -> dict[str, str]:
     sha = probe.get("conf_sha256") or {}
     return {n: str(sha.get(n) or "") for n in BASE_FILES}
@@ -818,6 +831,10 @@ def plan_cluster(
     conf_sha = {f["name"]: _sha256(f["content"]) for f in conf_files}
     last_good_dir = str(cluster.get("last_good_dir") or "/var/lib/oci-gpu-cluster/slurm-last-good")
     by_name = {f["name"]: f for f in conf_files}
+    host_entries = _hosts(cluster, m, probes, conf_sha)
+    check_host = next(
+        (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
+    )
     return {
         # The configuration files of every host that has them (a configless compute node fetches
         # them from slurmctld), with their final content, and the role's files that go.
@@ -834,7 +851,7 @@ def plan_cluster(
         ],
         "last_good_names": [n for n in LAST_GOOD_FILES if n in by_name],
         # Per standing host: what its restart schedule needs (slurm/_schedule.host_schedule).
-        "hosts": _hosts(cluster, m, probes, conf_sha),
+        "hosts": host_entries,
         "files": files,
         "files_absent": stale,
         "topology": {k: topology[k] for k in ("mode", "plugin") if k in topology}
@@ -866,9 +883,10 @@ def plan_cluster(
         "live_source": live_sources[0] if live_sources else "",
         # The host that checks the candidate with the installed Slurm before any file changes: a
         # standing compute host with a fresh record runs slurmd -G; else a controller checks plugins.
-        "check_host": next(
-            (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
-        ),
+        "check_host": check_host,
+        # Whether its live files differ from the candidate (from its probe): the same bytes would be
+        # checked by nothing (slurm_config_check skips them), so the role then makes no call at all.
+        "check_needed": _check_needed(conf_sha, probes.get(check_host) or {}, host_entries.get(check_host), conf_dir),
         "plan": plan,
         # oci.conf's template series for this release (slurm/_containers.oci_series)
         "oci_series": oci_series(version_text) if version_text else "",

@@ -149,6 +149,32 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
     assert "would lock out" not in out and "needs Contain" not in out, out
 
 
+def test_slurm_pam_adopt_needs_no_call_when_ansible_user_is_an_administrator(tmp_path: Path) -> None:
+    """ansible_user (above the play's remote_user and -u) is the user Ansible connects as: listed among the
+    administrators, it keeps access whatever its groups, and the preflight does not ask the host."""
+    res = slurm_preflight(
+        tmp_path,
+        "compute",
+        {
+            "ansible_user": "lab-admin",
+            "slurm_pam_adopt_admin_users": ["lab-admin"],
+            "slurm_pam_adopt_admin_groups": ["lab-admins"],
+            "slurm_config": {"PrologFlags": "Contain"},
+        },
+    )
+    out = shown(res)
+    read = (
+        r"TASK \[oci_gpu\.cluster\.slurm : Read the user Ansible connects as, and its groups\][^\n]*\n+"
+        r"skipping: \[node7\]"
+    )
+    assert re.search(read, out), out
+    check = (
+        r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt, REST API and JWT settings\][^\n]*\n+"
+        r"ok: \[node7\]"
+    )
+    assert re.search(check, out), out
+
+
 def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_path: Path) -> None:
     res = slurm_preflight(
         tmp_path,

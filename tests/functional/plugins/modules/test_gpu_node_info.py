@@ -17,7 +17,7 @@ if str(REPO) not in sys.path:
 
 from gpu_stand_ins import H100_NICS, gpu_node_files  # noqa: E402
 
-from tests.unit.plugins.modules.test_gpu_node_info import _smi  # noqa: E402
+from tests.unit.plugins.modules.test_gpu_node_info import ROUTES, _smi  # noqa: E402
 
 # ------------------------------------------------------------------ the module, run by ansible-core
 
@@ -48,7 +48,8 @@ def _args(node: Path, **over) -> dict:
 
 
 def test_module_reads_the_node(node: Path) -> None:
-    result = adhoc.run_module("gpu_node_info", _args(node))
+    (node / "route").write_text(ROUTES)
+    result = adhoc.run_module("gpu_node_info", _args(node, route_file=str(node / "route")))
     assert result.get("failed") is not True, result
     assert result["changed"] is False
     assert result["driver_version"] == "550.90.07" and result["driver_source"] == str(node / "version")
@@ -61,6 +62,9 @@ def test_module_reads_the_node(node: Path) -> None:
         "node gpu1: fabric: expected nvidia-fabricmanager installed (shape BM.GPU.H100.8 needs it), "
         "found no such service"
     ]
+    assert result["default_ifname"] == "eth0"
+    # What the service stage would say, read in the same call; nothing installed is left to start.
+    assert result["service_problems"] == result["problems"] and result["services_to_start"] == []
 
 
 def test_module_without_a_driver_reads_nvidia_smi_and_reports_its_exit(node: Path) -> None:

@@ -72,3 +72,20 @@ def test_module_records_the_key_it_wrote_and_reports_what_was_there(tmp_path: Pa
     other = f"key={base64.b64encode(os.urandom(64)).decode()} path={path} record_path={record}"
     result = run_module(other, "--check")[0]
     assert (result["key_changed"], result["recorded"]) == (True, True)
+
+
+def test_a_credential_is_decoded_in_the_same_call_and_never_shown(tmp_path: Path, monkeypatch) -> None:
+    # A stand-in unmunge: decodes only the credential "MUNGE:good", as munged with the same key would.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "unmunge").write_text('#!/bin/sh\n[ "$(cat)" = "MUNGE:good" ]\n')
+    (bin_dir / "unmunge").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    key = base64.b64encode(os.urandom(32)).decode()
+    args = f"key={key} path={tmp_path / 'munge.key'} mode=0400"
+
+    assert run_module(args, "--check")[0]["credential_decoded"] is None
+    result, out = run_module(f"{args} credential=MUNGE:good", "--check", "-vvv")
+    assert result["credential_decoded"] is True
+    assert "MUNGE:good" not in out
+    assert run_module(f"{args} credential=MUNGE:other", "--check")[0]["credential_decoded"] is False

@@ -114,3 +114,16 @@ def test_secret_content_is_written_but_never_shown(tmp_path: Path) -> None:
     assert run_module(args, "--diff")["changed"] is False
     both = run_module({**args, "files": [{**args["files"][0], "content": "x\n"}]})
     assert both.get("failed") and "not both" in both["msg"]
+
+
+def test_a_file_can_keep_its_content_out_of_the_diff(tmp_path: Path) -> None:
+    program = {"name": "health program", "path": str(tmp_path / "health"), "mode": "0755", "diff": False}
+    args = {"files": [{**program, "content": "#!/usr/bin/python3\nprint('old')\n"}]}
+    first = run_module(args, "--diff")
+    assert first["changed_names"] == ["health program"]
+    assert "print" not in json.dumps(first["diff"]) and "not shown" in first["diff"][0]["after"]
+    args = {"files": [{**program, "content": "#!/usr/bin/python3\nprint('new')\n"}]}
+    second = run_module(args, "--diff")
+    assert second["changed_names"] == ["health program"] and "print" not in json.dumps(second["diff"])
+    assert (tmp_path / "health").read_text() == "#!/usr/bin/python3\nprint('new')\n"
+    assert run_module(args, "--diff")["changed"] is False

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -318,9 +319,25 @@ def test_slurmdbd_is_behind_when_its_file_differs_from_the_copy_it_runs_with(nod
     assert first["dbd_behind"] is False  # no copy kept yet (a cluster from before the copy): not behind
     copy.parent.mkdir()
     copy.write_text("StoragePass=old-secret\n")
-    assert run_module(args)["dbd_behind"] is False
+    copy.chmod(0o644)
+    same = run_module(args)
+    assert same["dbd_behind"] is False
+    assert same["dbd_copy_current"] is False  # same content, but readable by all
+    copy.chmod(0o600)
+    assert run_module(args)["dbd_copy_current"] is (os.getuid() == 0)  # as the role keeps it (root's, 0600)
     live.write_text("StoragePass=new-secret\n")  # the interrupted run wrote the file
     later = run_module(args)
-    assert later["dbd_behind"] is True
+    assert later["dbd_behind"] is True and later["dbd_copy_current"] is False
     assert "secret" not in str(later) and "StoragePass" not in str(later)
     assert run_module(dict(args, dbd_conf=[]))["dbd_behind"] is False
+
+
+def test_pam_modules_are_found_where_the_distribution_installs_them(node: Path) -> None:
+    args = {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "slurmd")}
+    result = run_module({**args, "pam_modules": ["pam_unix.so", "pam_no_such_module.so"]}, "--check")
+    assert result.get("failed") is not True, result
+    found = result["pam_modules"]["pam_unix.so"]
+    # pam_unix is part of every Debian and EL system (libpam-modules, pam).
+    assert found.endswith("/security/pam_unix.so") and Path(found).is_file()
+    assert result["pam_modules"]["pam_no_such_module.so"] == ""
+    assert run_module(args, "--check")["pam_modules"] == {}

@@ -12,9 +12,10 @@ from . import adhoc
 
 # Stand-ins for the package tools the module asks (this machine has no Slurm installed).
 DPKG_QUERY = """#!/bin/sh
-# dpkg-query -W -f FORMAT PACKAGE
-case "$4" in
-  slurmctld) printf 'ii 22.05.8-4+deb12u3' ;;
+# dpkg-query -W -f FORMAT PACKAGE; without PACKAGE, the whole listing
+case "$#:$4" in
+  3:) printf 'slurmctld\tii \nmunge\tii \nslurmd\trc \n' ;;
+  *:slurmctld) printf 'ii 22.05.8-4+deb12u3' ;;
   *) exit 1 ;;
 esac
 """
@@ -44,9 +45,20 @@ def test_reads_installed_candidate_and_recorded(tools: Path) -> None:
     assert result["changed"] is False
     assert (result["installed"], result["candidate"], result["recorded"]) == ("22.05.8", "24.11.5", "22.05.8")
     assert (result["installed_package"], result["candidate_package"]) == ("22.05.8-4+deb12u3", "24.11.5-4+deb13u1")
+    # The installed_packages fact comes in the same call ("rc": config files only, not installed).
+    assert result["ansible_facts"] == {"oci_gpu_installed_packages": ["munge", "slurmctld"]}
 
 
 def test_a_missing_record_reads_empty(tools: Path) -> None:
     result = adhoc.run_module("slurm_version_info", {"record_path": str(tools / "absent")}, "--check")
     assert result.get("failed") is not True, result
     assert result["recorded"] == "" and result["installed"] == "22.05.8"
+
+
+def test_a_failed_package_listing_leaves_the_fact_unset(tools: Path) -> None:
+    dpkg = tools / "bin" / "dpkg-query"
+    dpkg.write_text(DPKG_QUERY.replace("3:) printf", "3:) exit 2; printf"))
+    result = adhoc.run_module("slurm_version_info", {"record_path": str(tools / "absent")}, "--check")
+    assert result.get("failed") is not True, result
+    assert result["installed"] == "22.05.8"
+    assert "oci_gpu_installed_packages" not in result.get("ansible_facts", {})

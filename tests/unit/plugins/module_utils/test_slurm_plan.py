@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -946,3 +947,24 @@ def test_elastic_nodes_of_a_compute_cluster_get_a_switch_of_their_own_and_no_blo
             hosts(EVERYONE, compute=FOUR_HOSTS),
             topo_probes(FOUR_BLOCKS),
         )
+
+
+def test_the_check_is_needed_unless_the_check_host_runs_the_candidate_already() -> None:
+    """A converged rerun makes no slurm_config_check call: the check host's probe hashes equal the candidate's."""
+    run = hosts(["ctl", "gpu1", "gpu2", "login1"])
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in run["in_run"]}
+    first = plan_cluster(CLUSTER, run, probes)
+    assert first["check_host"] == "gpu1" and first["check_needed"] is True  # no live files read
+    live = {f["name"]: hashlib.sha256(f["content"].encode()).hexdigest() for f in first["conf_files"]}
+    probes["gpu1"] = {**probes["gpu1"], "live_conf_path": "/etc/slurm/slurm.conf", "conf_sha256": live}
+    assert plan_cluster(CLUSTER, run, probes)["check_needed"] is False
+    # One file differs, or one is missing: checked.
+    other = {**live, "gres.conf": hashlib.sha256(b"Name=gpu\n").hexdigest()}
+    probes["gpu1"]["conf_sha256"] = other
+    assert plan_cluster(CLUSTER, run, probes)["check_needed"] is True
+    probes["gpu1"]["conf_sha256"] = {k: v for k, v in live.items() if k != "cgroup.conf"}
+    assert plan_cluster(CLUSTER, run, probes)["check_needed"] is True
+    # A configless slurmd is checked against /run/slurm/conf: the same files under /etc do not count.
+    probes["gpu1"]["conf_sha256"] = live
+    configless = dict(CLUSTER, configless=True)
+    assert plan_cluster(configless, run, probes)["check_needed"] is True

@@ -148,3 +148,19 @@ def test_version_tuple() -> None:
     assert _gpu_node.version_tuple("550.90.07") == (550, 90, 7)
     assert _gpu_node.version_tuple("570.86.15-open") == (570, 86)
     assert _gpu_node.version_tuple("") == ()
+
+
+ROUTES = (
+    "Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n"
+    "ens300\t00000000\t0100590A\t0003\t0\t0\t200\t00000000\t0\t0\t0\n"
+    "eth0\t00000000\t0100590A\t0003\t0\t0\t100\t00000000\t0\t0\t0\n"
+    "down0\t00000000\t0100590A\t0002\t0\t0\t0\t00000000\t0\t0\t0\n"
+    "rdma0\t0000590A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n"
+)
+
+
+def test_the_default_route_with_the_lowest_metric_names_the_interface() -> None:
+    assert _gpu_node.default_route_ifname(ROUTES) == "eth0"
+    assert _gpu_node.default_route_ifname(ROUTES.replace("\t100\t", "\t300\t")) == "ens300"
+    assert _gpu_node.default_route_ifname(ROUTES.splitlines()[0] + "\n" + ROUTES.splitlines()[-1]) == ""
+    assert _gpu_node.default_route_ifname("") == ""

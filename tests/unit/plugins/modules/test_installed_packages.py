@@ -5,7 +5,7 @@ tests/functional)."""
 
 from __future__ import annotations
 
-from ansible_collections.oci_gpu.cluster.plugins.modules.installed_packages import dpkg_installed
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._packages import dpkg_installed
 
 
 def test_only_installed_states_count_and_architecture_suffixes_go() -> None:
