@@ -14,7 +14,7 @@ description:
     C(dnf repoquery --cacheonly)), and the release the daemons ran when the C(oci_gpu.cluster.slurm)
     role last applied (O(record_path)). Nothing is downloaded and nothing changes.
   - Also sets the fact C(oci_gpu_installed_packages), as M(oci_gpu.cluster.installed_packages) does, in
-    the same call: the roles that run after the slurm role's preflight then need no read of their own.
+    the same call, so that the roles that run after the slurm role's preflight need no read of their own.
     When the packages cannot be listed the fact is left unset (and the module does not fail).
   - The role's preflight compares them across the cluster before any package changes
     (Slurm's upgrade window, its daemons' order), and refuses by host and with the supported path.
@@ -67,15 +67,12 @@ recorded:
   type: str
   sample: 22.05.8
 ansible_facts:
-  description: The fact this module sets.
+  description:
+    - C(oci_gpu_installed_packages), the sorted names of the installed packages, as
+      M(oci_gpu.cluster.installed_packages) sets it.
   returned: when the packages could be listed
   type: dict
-  contains:
-    oci_gpu_installed_packages:
-      description: Sorted names of the installed packages.
-      type: list
-      elements: str
-      sample: [munge, slurmd]
+  sample: {"oci_gpu_installed_packages": ["munge", "slurmd"]}
 """
 
 from ansible.module_utils.basic import AnsibleModule
