@@ -1,20 +1,16 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""What every OCI module documents: the authentication options (``oci_gpu.cluster._oci_auth``, which
-the inventory plugin lists alone), region and endpoint, and the attributes all of them share.
+"""Region and endpoint options, and the platform attribute, of the OCI modules.
 
-Argument spec: ``_oci_auth.oci_auth_argspec()`` with ``_oci_auth.oci_service_argspec()``.
+Argument spec: ``_oci_auth.oci_service_argspec()``.
 """
 
 from __future__ import annotations
 
-from ansible_collections.oci_gpu.cluster.plugins.doc_fragments._oci_auth import ModuleDocFragment as _OciAuth
-
 
 class ModuleDocFragment:
-    DOCUMENTATION = (
-        _OciAuth.DOCUMENTATION
-        + r"""
+    DOCUMENTATION = r"""
+options:
   region:
     description:
       - OCI region to call (for example C(us-ashburn-1)).
@@ -28,11 +24,8 @@ class ModuleDocFragment:
 requirements:
   - oci (the OCI Python SDK)
 attributes:
-  check_mode:
-    support: full
   platform:
     details: Calls the OCI API from where it runs (usually the control node, C(delegate_to=localhost)).
     support: N/A
     platforms: posix
 """
-    )

@@ -135,10 +135,12 @@ options:
     type: int
     default: 22
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
+    support: full
     details: Reads only; reports the launch or terminate it would make.
   diff_mode:
     support: none

@@ -66,10 +66,12 @@ options:
     type: float
     default: 5
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
+    support: full
     details: Reads only; reports the writes it would make.
   diff_mode:
     support: none

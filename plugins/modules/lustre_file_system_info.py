@@ -29,6 +29,7 @@ options:
     description: With O(compartment_id), only the file systems in this state (for example C(ACTIVE)).
     type: str
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only

@@ -62,10 +62,12 @@ options:
     type: float
     default: 10
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
+    support: full
     details: Reads only; no write call is made.
   diff_mode:
     support: full

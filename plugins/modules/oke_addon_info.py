@@ -30,6 +30,7 @@ options:
     type: bool
     default: true
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
   - oci_gpu.cluster._read_only

@@ -38,10 +38,12 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
+    support: full
     details: The kubeconfig file is not written.
   diff_mode:
     support: partial
