@@ -126,7 +126,8 @@ def test_check_mode_launches_nothing(lab: Any) -> None:
 
 def test_a_provisioning_instance_of_that_name_is_adopted_not_duplicated(lab: Any) -> None:
     # what a rerun after a run killed during the launch finds: the instance, still PROVISIONING
-    lab.emulator.knobs.update(launch_delay_s=0.5)
+    # (3 s: the second call must come before it runs, also on a loaded machine; it waits the rest)
+    lab.emulator.knobs.update(launch_delay_s=3)
     first = ci(lab, **launch_args(lab, wait=False))
     assert first["instance"]["lifecycle_state"] == "PROVISIONING"
     out = ci(lab, **launch_args(lab))
