@@ -106,6 +106,13 @@ def slurm_preflight(tmp_path: Path, role: str, extra: dict) -> subprocess.Comple
     return preflight(tmp_path, "slurm", {"slurm_controller_hosts": ["node7"], "slurm_node_roles": [role], **extra})
 
 
+def slurm_task_said(out: str, task: str, status: str) -> bool:
+    """Whether the slurm role's task ``task`` printed ``status`` (ok, skipping, changed) for node7."""
+    return (
+        re.search(rf"TASK \[oci_gpu\.cluster\.slurm : {re.escape(task)}\][^\n]*\n+{status}: \[node7\]", out) is not None
+    )
+
+
 def test_slurm_pam_adopt_refuses_to_lock_out_the_connection_user_and_a_prolog_without_contain(
     tmp_path: Path,
 ) -> None:
@@ -141,11 +148,7 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
     )
     out = shown(res)
     # The check ran and passed; the run goes on to the next task.
-    task = (
-        r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt, REST API and JWT settings\][^\n]*\n+"
-        r"ok: \[node7\]"
-    )
-    assert re.search(task, out), out
+    assert slurm_task_said(out, "Check the pam_slurm_adopt, REST API and JWT settings", "ok"), out
     assert "would lock out" not in out and "needs Contain" not in out, out
 
 
@@ -163,16 +166,8 @@ def test_slurm_pam_adopt_needs_no_call_when_ansible_user_is_an_administrator(tmp
         },
     )
     out = shown(res)
-    read = (
-        r"TASK \[oci_gpu\.cluster\.slurm : Read the user Ansible connects as, and its groups\][^\n]*\n+"
-        r"skipping: \[node7\]"
-    )
-    assert re.search(read, out), out
-    check = (
-        r"TASK \[oci_gpu\.cluster\.slurm : Check the pam_slurm_adopt, REST API and JWT settings\][^\n]*\n+"
-        r"ok: \[node7\]"
-    )
-    assert re.search(check, out), out
+    assert slurm_task_said(out, "Read the user Ansible connects as, and its groups", "skipping"), out
+    assert slurm_task_said(out, "Check the pam_slurm_adopt, REST API and JWT settings", "ok"), out
 
 
 def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_path: Path) -> None:
