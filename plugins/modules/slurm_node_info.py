@@ -343,20 +343,17 @@ def applied_record(path: str) -> dict[str, str]:
     return read_record(path)
 
 
-def dbd_copy_current(paths: list[str]) -> bool:
-    """Whether the copy (``paths[1]``) matches the live slurmdbd.conf and is root's, mode 0600."""
+def dbd_copy_state(paths: list[str]) -> tuple[bool, bool]:
+    """(behind, current) for the live slurmdbd.conf (``paths[0]``) and the copy of the one slurmdbd last
+    started with (``paths[1]``), each file hashed once. Behind: both present and different (False without
+    a copy, none kept yet, or without a live file). Current: both present and equal, the copy root's,
+    mode 0600."""
     if len(paths) != 2 or not all(os.path.isfile(p) for p in paths):
-        return False
+        return False, False
+    if file_sha256(paths[0]) != file_sha256(paths[1]):
+        return True, False
     copy = os.stat(paths[1])
-    return copy.st_uid == 0 and copy.st_mode & 0o777 == 0o600 and file_sha256(paths[0]) == file_sha256(paths[1])
-
-
-def dbd_behind(paths: list[str]) -> bool:
-    """Whether the live slurmdbd.conf differs from the copy of the one slurmdbd last started with (both
-    present); False without a copy (none kept yet) or without a live file."""
-    if len(paths) != 2 or not all(os.path.isfile(p) for p in paths):
-        return False
-    return file_sha256(paths[0]) != file_sha256(paths[1])
+    return False, copy.st_uid == 0 and copy.st_mode & 0o777 == 0o600
 
 
 USERNS_SYSCTLS = ("user.max_user_namespaces", "user.max_mnt_namespaces")
@@ -477,6 +474,7 @@ def main() -> None:
                 live_topology[topo_name] = handle.read()
             conf_sha[topo_name] = file_sha256(topo_path)
     units = unit_states(module, p["units"])
+    dbd_behind, dbd_copy_current = dbd_copy_state(p["dbd_conf"])
     result = {
         "changed": False,
         "units": units,
@@ -492,8 +490,8 @@ def main() -> None:
         # Only the files the record names: a file the role never wrote (a site's own topology.conf,
         # or one a record from before the topology existed does not list) never makes a node behind.
         "behind": bool(applied) and bool(live_path) and any(conf_sha.get(k, "") != v for k, v in applied.items()),
-        "dbd_behind": dbd_behind(p["dbd_conf"]),
-        "dbd_copy_current": dbd_copy_current(p["dbd_conf"]),
+        "dbd_behind": dbd_behind,
+        "dbd_copy_current": dbd_copy_current,
         "topology_plugins": topology_plugins(p["plugin_dirs"]),
         "live_topology": live_topology,
         "userns_limits": {key: _sysctl(p["sysctl_dir"], key) for key in USERNS_SYSCTLS},
