@@ -153,6 +153,12 @@ options:
     type: list
     elements: str
     default: []
+  pyxis_plugin:
+    description:
+      - Read the pyxis SPANK plugin at this path (empty string - the first C(spank_pyxis.so) in Slurm's
+        plugin directories) and the release it was built for; RV(pyxis) gives what was found. Omitted,
+        nothing is read.
+    type: str
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
 extends_documentation_fragment:
@@ -227,6 +233,14 @@ clock_skew:
       null without O(control_time).
   returned: always
   type: float
+pyxis:
+  description:
+    - With O(pyxis_plugin), the plugin's C(path) (empty when none was found), whether it was C(found), the
+      C(version) it was built for (C(major.minor.micro); empty without a C(plugin_version) symbol) and, when
+      the file could not be read as a shared object, the C(error). Empty without O(pyxis_plugin).
+  returned: always
+  type: dict
+  sample: {"path": "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so", "found": true, "version": "24.11.5"}
 pam_modules:
   description: Each of O(pam_modules) with the path it was found at; empty string when not installed.
   returned: always
@@ -308,6 +322,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files impo
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import node_topology
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import read_plugin
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._installed import (
     candidate_version,
     installed_version,
@@ -414,6 +429,14 @@ def pam_module_path(module_name: str) -> str:
     return ""
 
 
+def _pyxis(path: str) -> dict:
+    """What read_plugin finds of pyxis; an unreadable file is named for the plan to refuse."""
+    try:
+        return read_plugin(path, "spank_pyxis.so")
+    except ValueError as exc:
+        return {"path": path, "found": True, "version": "", "error": str(exc)}
+
+
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -443,6 +466,7 @@ def main() -> None:
             "plugin_dirs": {"type": "list", "elements": "path", "default": list(PLUGIN_DIRS)},
             "sysctl_dir": {"type": "path", "default": "/proc/sys"},
             "pam_modules": {"type": "list", "elements": "str", "default": []},
+            "pyxis_plugin": {"type": "str"},
             "topology_imds_url": {"type": "str", "default": ""},
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
@@ -498,6 +522,7 @@ def main() -> None:
         "accounts": {user: _account(user) for user in p["accounts"]},
         "clock_skew": skew,
         "pam_modules": {module_name: pam_module_path(module_name) for module_name in p["pam_modules"]},
+        "pyxis": {} if p["pyxis_plugin"] is None else _pyxis(p["pyxis_plugin"]),
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

@@ -69,11 +69,9 @@ version:
   sample: 24.11.5
 """
 
-import os
-
 from ansible.module_utils.basic import AnsibleModule
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import SPANK_PLUGIN_DIRS, plugin_version
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import SPANK_PLUGIN_DIRS, read_plugin
 
 
 def main() -> None:
@@ -89,25 +87,12 @@ def main() -> None:
         },
         supports_check_mode=True,
     )
-    path = module.params["path"]
-    if not path:
-        path = next(
-            (
-                os.path.join(d, module.params["name"])
-                for d in module.params["dirs"]
-                if os.path.isfile(os.path.join(d, module.params["name"]))
-            ),
-            "",
-        )
-    if not path or not os.path.isfile(path):
-        module.exit_json(changed=False, path=path or "", found=False, version="")
+    p = module.params
     try:
-        with open(path, "rb") as handle:
-            found = plugin_version(handle.read())
-    except (OSError, ValueError) as exc:
-        module.fail_json(msg=f"slurm_plugin_version: cannot read {path}: {exc}", path=path)
-    version = f"{found[0]}.{found[1]:02d}.{found[2]}" if found else ""
-    module.exit_json(changed=False, path=path, found=True, version=version)
+        read = read_plugin(p["path"], p["name"], p["dirs"])
+    except ValueError as exc:
+        module.fail_json(msg=f"slurm_plugin_version: {exc}", path=p["path"])
+    module.exit_json(changed=False, **read)
 
 
 if __name__ == "__main__":

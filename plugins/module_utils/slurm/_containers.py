@@ -21,6 +21,9 @@ Public API
 ``plugin_version(data) -> tuple | None``
     The ``plugin_version`` a Slurm plugin (a SPANK plugin such as pyxis included) was built
     with, read from the ELF file's bytes: ``(major, minor, micro)``; ``None`` without it.
+``read_plugin(path, name, dirs) -> dict``
+    Finds a plugin (the path given, else the name in the first directory that has it) and reads it:
+    ``path``, ``found`` and ``version``.
 ``pyxis_version_problem(plugin, slurm, path, host) -> str``
     Empty when pyxis was built for the running Slurm's major.minor, else the refusal naming both.
 ``enroot_paths(base) -> dict`` / ``enroot_conf_problems(...)`` / ``pyxis_args_problems(...)``
@@ -46,9 +49,10 @@ Facts these encode (the releases' slurmstepd and oci.conf man page, read from De
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import struct
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS, parse_version
@@ -64,6 +68,7 @@ __all__ = [
     "plugstack_conf_text",
     "pyxis_args_problems",
     "pyxis_version_problem",
+    "read_plugin",
 ]
 
 _RUNTIME_KEYS = ("RunTimeCreate", "RunTimeDelete", "RunTimeKill", "RunTimeQuery", "RunTimeRun", "RunTimeStart")
@@ -293,6 +298,23 @@ def plugin_version(data: bytes) -> tuple[int, int, int] | None:
     except (struct.error, ValueError, IndexError) as exc:
         raise ValueError(f"not a readable ELF file: {exc}") from exc
     return None
+
+
+def read_plugin(path: str, name: str, dirs: Iterable[str] = SPANK_PLUGIN_DIRS) -> dict[str, Any]:
+    """Find a Slurm plugin - ``path``, else ``name`` in the first of ``dirs`` that has it - and read the
+    release it was built for: ``path`` ("" when none was found), ``found`` and ``version``
+    (``major.minor.micro``; "" when the file has no ``plugin_version``). Raises ValueError, naming the
+    file, when it cannot be read as an ELF file."""
+    if not path:
+        path = next((os.path.join(d, name) for d in dirs if os.path.isfile(os.path.join(d, name))), "")
+    if not path or not os.path.isfile(path):
+        return {"path": path or "", "found": False, "version": ""}
+    try:
+        with open(path, "rb") as handle:
+            found = plugin_version(handle.read())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"cannot read {path}: {exc}") from exc
+    return {"path": path, "found": True, "version": f"{found[0]}.{found[1]:02d}.{found[2]}" if found else ""}
 
 
 def pyxis_version_problem(plugin: Any, slurm: Any, path: str, host: str, found: bool = True, packages: Any = ()) -> str:

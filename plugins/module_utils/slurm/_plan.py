@@ -55,6 +55,12 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._elastic imp
     plan_elastic,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._hostlist import HostlistError, compress
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._node_files import (
+    containers_prolog_path,
+    host_node_files,
+    node_files,
+    pyxis_problems,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_records, records_from_conf
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs, writes_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import (
@@ -481,7 +487,7 @@ def _conf_files(
             str(containers.get("oci_state_dir") or ""),
             str(containers.get("oci_runtime") or ""),
             containers.get("oci_config") or {},
-            str(containers.get("oci_prolog") or ""),
+            str(containers.get("oci_prolog") or containers_prolog_path(conf_dir)),
         )
         out.append({"name": "oci.conf", "path": f"{conf_dir}/oci.conf", "content": text})
     else:
@@ -494,13 +500,19 @@ def _conf_files(
     return out, absent
 
 
-def _check_needed(
-    conf_sha: Mapping[str, str], probe: Mapping[str, Any], host: Mapping[str, Any] | None, conf_dir: str
-) -> bool:
-    """Whether the check host's live files, where slurm_config_check reads them (its configuration
-    directory, or /run/slurm/conf for a configless slurmd), differ from the candidate's: a file
+# Where a configless slurmd keeps the files slurmctld sent it.
+CONFIGLESS_DIR = "/run/slurm/conf"
+
+
+def _check_live_dir(host: Mapping[str, Any] | None, conf_dir: str) -> str:
+    """Where slurm_config_check reads the check host's live files: its configuration directory, or
+    the configless slurmd's copy."""
+    return conf_dir if (host or {}).get("writes_config", True) else CONFIGLESS_DIR
+
+
+def _check_needed(conf_sha: Mapping[str, str], probe: Mapping[str, Any], live_dir: str) -> bool:
+    """Whether the check host's live files (in ``live_dir``) differ from the candidate's: a file
     missing, another directory or any other hash says yes."""
-    live_dir = conf_dir if (host or {}).get("writes_config", True) else "/run/slurm/conf"
     if os.path.dirname(str(probe.get("live_conf_path") or "")) != live_dir:
         return True
     live = probe.get("conf_sha256") or {}
@@ -738,6 +750,10 @@ def plan_cluster(
         flags = [bool((probes.get(h) or {}).get("nvml_plugin")) for h in fresh]
         mode = "nvml" if flags and all(flags) else "off"
 
+    # pyxis where a host loads it: found, and built for the release the host runs
+    standing_probes = {h: probes[h] for h in standing if h in probes}
+    problems.extend(pyxis_problems(cluster.get("containers") or {}, version_text, standing_probes))
+
     if problems:
         raise SlurmPlanError(problems)
 
@@ -832,14 +848,24 @@ def plan_cluster(
     last_good_dir = str(cluster.get("last_good_dir") or "/var/lib/oci-gpu-cluster/slurm-last-good")
     by_name = {f["name"]: f for f in conf_files}
     host_entries = _hosts(cluster, m, probes, conf_sha)
+    containers = cluster.get("containers") or {}
+    for host, entry in host_entries.items():
+        entry["node_files"] = host_node_files(containers, version_text, conf_dir, probes.get(host))
+    local = node_files(containers, version_text, conf_dir)
     check_host = next(
         (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
     )
+    check_live_dir = _check_live_dir(host_entries.get(check_host), conf_dir)
     return {
         # The configuration files of every host that has them (a configless compute node fetches
         # them from slurmctld), with their final content, and the role's files that go.
         "conf_files": conf_files,
         "conf_files_absent": conf_absent,
+        # What every node keeps itself (a configless slurmd fetches none of it), the same on every host of
+        # the roles each names: the root prologs and epilog, enroot.conf (slurm/_node_files). What differs
+        # per host (pyxis.conf, the sysctl file) is in hosts[...].node_files.
+        "node_directories": local["directories"],
+        "node_files": local["files"],
         # What the daemons will have applied once this run's restarts and reconfigures succeed.
         "conf_sha256": conf_sha,
         # The copies a failed restart puts back (tasks/restart.yml), by name.
@@ -886,7 +912,9 @@ def plan_cluster(
         "check_host": check_host,
         # Whether its live files differ from the candidate (from its probe): the same bytes would be
         # checked by nothing (slurm_config_check skips them), so the role then makes no call at all.
-        "check_needed": _check_needed(conf_sha, probes.get(check_host) or {}, host_entries.get(check_host), conf_dir),
+        "check_needed": _check_needed(conf_sha, probes.get(check_host) or {}, check_live_dir),
+        # where that check reads the host's live files
+        "check_live_dir": check_live_dir,
         "plan": plan,
         # oci.conf's template series for this release (slurm/_containers.oci_series)
         "oci_series": oci_series(version_text) if version_text else "",

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from . import adhoc
+from .test_slurm_plugin_version import GCC, build_plugin
 
 # A slurmd stand-in for the two calls the module makes: -V (version) and -C (layout).
 SLURMD = """#!/bin/sh
@@ -341,3 +342,21 @@ def test_pam_modules_are_found_where_the_distribution_installs_them(node: Path) 
     assert found.endswith("/security/pam_unix.so") and Path(found).is_file()
     assert result["pam_modules"]["pam_no_such_module.so"] == ""
     assert run_module(args, "--check")["pam_modules"] == {}
+
+
+@pytest.mark.skipif(GCC is None, reason="gcc is missing (tests/setup/apt-packages.txt installs it)")
+def test_pyxis_is_read_only_when_asked_and_an_unreadable_file_is_named(node: Path) -> None:
+    """The plan refuses a pyxis of another release (slurm/_node_files.pyxis_problems) from what this read."""
+    args = {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "slurmd")}
+    plugin = build_plugin(node / "plugins", 22, 5)
+    got = run_module({**args, "pyxis_plugin": str(plugin)}, "--check")
+    assert got["pyxis"] == {"path": str(plugin), "found": True, "version": "22.05.0"}
+    assert run_module(args, "--check")["pyxis"] == {}
+    text = node / "not-elf.so"
+    text.write_text("#!/bin/sh\n" * 10)
+    bad = run_module({**args, "pyxis_plugin": str(text)}, "--check")
+    assert bad.get("failed") is not True, bad
+    assert (bad["pyxis"]["found"], bad["pyxis"]["version"]) == (True, "")
+    assert bad["pyxis"]["error"].startswith(f"cannot read {text}: not an ELF file")
+    missing = run_module({**args, "pyxis_plugin": str(node / "none.so")}, "--check")
+    assert missing["pyxis"] == {"path": str(node / "none.so"), "found": False, "version": ""}

@@ -19,7 +19,7 @@ STANDIN = Path(__file__).resolve().parents[3] / "lab" / "standins" / "spank_pyxi
 pytestmark = pytest.mark.skipif(GCC is None, reason="gcc is missing (tests/setup/apt-packages.txt installs it)")
 
 
-def _plugin(directory: Path, major: int, minor: int) -> Path:
+def build_plugin(directory: Path, major: int, minor: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     out = directory / "spank_pyxis.so"
     subprocess.run(
@@ -30,10 +30,10 @@ def _plugin(directory: Path, major: int, minor: int) -> Path:
 
 
 def test_by_path_and_by_search(tmp_path) -> None:
-    old = _plugin(tmp_path / "a", 22, 5)
+    old = build_plugin(tmp_path / "a", 22, 5)
     got = run_module("slurm_plugin_version", {"path": str(old)}, "--check")
     assert (got["found"], got["version"], got["path"], got["changed"]) == (True, "22.05.0", str(old), False)
-    new = _plugin(tmp_path / "b", 24, 11)
+    new = build_plugin(tmp_path / "b", 24, 11)
     found = run_module(
         "slurm_plugin_version", {"dirs": [str(tmp_path / "none"), str(tmp_path / "b"), str(tmp_path / "a")]}
     )

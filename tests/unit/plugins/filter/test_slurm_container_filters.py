@@ -10,6 +10,7 @@ from ansible.errors import AnsibleFilterError
 
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_container_problems import slurm_container_problems
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_enroot_paths import slurm_enroot_paths
+from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_node_files import slurm_node_files
 from ansible_collections.oci_gpu.cluster.plugins.filter.slurm_pyxis_problem import slurm_pyxis_problem
 
 ON = {
@@ -107,3 +108,16 @@ def test_enroot_paths_filter() -> None:
     assert slurm_enroot_paths("/var/tmp")["ENROOT_RUNTIME_PATH"] == "/var/tmp/enroot/runtime/user-$(id -u)"
     with pytest.raises(AnsibleFilterError, match="absolute directory"):
         slurm_enroot_paths("scratch")
+
+
+def test_the_node_files_filter_gives_another_role_the_job_map_scripts() -> None:
+    """The elastic role writes the GPU job map on the nodes it launches from this filter."""
+    out = slurm_node_files({"job_map_dir": "/run/oci-gpu/gpu-jobs"})
+    present = {f["path"]: f for f in out["files"] if f["state"] == "present"}
+    assert sorted(present) == ["/etc/slurm/epilog.d/oci-gpu-job-map.sh", "/etc/slurm/prolog.d/oci-gpu-job-map.sh"]
+    assert all(f["mode"] == "0755" and f["content"].startswith("#!/bin/sh\n") for f in present.values())
+    assert "dir=/run/oci-gpu/gpu-jobs\n" in present["/etc/slurm/prolog.d/oci-gpu-job-map.sh"]["content"]
+    assert [d["path"] for d in out["directories"]] == ["/etc/slurm/prolog.d", "/etc/slurm/epilog.d"]
+    assert [f for f in slurm_node_files({"job_map_dir": ""})["files"] if f["state"] == "present"] == []
+    with pytest.raises(AnsibleFilterError, match="expects a dict of settings"):
+        slurm_node_files(["job_map_dir"])

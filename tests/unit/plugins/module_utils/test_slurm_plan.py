@@ -627,6 +627,93 @@ def test_containers_add_oci_conf_and_plugstack_conf_for_the_release() -> None:
     assert out["conf_files_absent"] == []
 
 
+CONTAINERS = {
+    "oci_enabled": True,
+    "pyxis_enabled": True,
+    "oci_state_dir": "/run/slurm-oci",
+    "oci_runtime": "/usr/bin/crun",
+    "pyxis_plugin": "",
+    "pyxis_args": {"runtime_path": "/run/pyxis"},
+    "pyxis_packages": ["nvslurm-plugin-pyxis"],
+    "enroot_base_dir": "/mnt/localdisk",
+    "job_map_dir": "/run/oci-gpu/gpu-jobs",
+}
+PYXIS_SO = "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so"
+
+
+def test_the_plan_gives_each_node_its_own_files_with_the_rest() -> None:
+    """The prologs, the epilog and enroot.conf are the same everywhere; pyxis.conf names the plugin each
+    host's probe found, and the sysctl file keeps a limit the host already had above the role's."""
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in everyone}
+    probes["gpu1"]["pyxis"] = {"path": PYXIS_SO, "found": True, "version": "24.11.5"}
+    probes["gpu1"]["userns_limits"] = {"user.max_user_namespaces": 200000, "user.max_mnt_namespaces": 0}
+    probes["gpu2"]["pyxis"] = {"path": "/opt/pyxis/spank_pyxis.so", "found": True, "version": "24.11.1"}
+    out = plan_cluster(dict(CLUSTER, containers=CONTAINERS), hosts(everyone), probes)
+    shared = {f["name"]: f for f in out["node_files"]}
+    assert sorted(shared) == [
+        "enroot.conf",
+        "epilog oci-gpu-job-map.sh",
+        "prolog oci-gpu-containers.sh",
+        "prolog oci-gpu-job-map.sh",
+    ]
+    assert shared["prolog oci-gpu-containers.sh"]["path"] == "/etc/slurm/prolog.d/oci-gpu-containers.sh"
+    assert (shared["prolog oci-gpu-containers.sh"]["mode"], shared["enroot.conf"]["roles"]) == ("0755", ["compute"])
+    assert "ENROOT_DATA_PATH /mnt/localdisk/enroot/data/user-$(id -u)" in shared["enroot.conf"]["content"].splitlines()
+    assert [d["path"] for d in out["node_directories"]] == [
+        "/etc/slurm/prolog.d",
+        "/etc/slurm/epilog.d",
+        "/etc/slurm/plugstack.conf.d",
+        "/etc/enroot",
+    ]
+    own = {h: {f["name"]: f["content"] for f in out["hosts"][h]["node_files"]} for h in everyone}
+    assert own["gpu1"]["plugstack.conf.d/pyxis.conf"].splitlines()[1] == f"required {PYXIS_SO} runtime_path=/run/pyxis"
+    assert own["gpu2"]["plugstack.conf.d/pyxis.conf"].splitlines()[1] == (
+        "required /opt/pyxis/spank_pyxis.so runtime_path=/run/pyxis"
+    )
+    assert own["gpu1"]["sysctl containers"].splitlines()[2:] == [
+        "user.max_user_namespaces = 200000",
+        "user.max_mnt_namespaces = 65536",
+    ]
+    assert own["gpu2"]["sysctl containers"].splitlines()[2:] == [
+        "user.max_user_namespaces = 65536",
+        "user.max_mnt_namespaces = 65536",
+    ]
+    # Turned off: the role's own files go, a site's stay (absent_if_managed), and nothing per host.
+    off = plan_cluster(dict(CLUSTER, containers={}), hosts(everyone), probes)
+    assert {f["name"]: f["state"] for f in off["node_files"]} == {
+        "prolog oci-gpu-containers.sh": "absent_if_managed",
+        "prolog oci-gpu-job-map.sh": "absent_if_managed",
+        "epilog oci-gpu-job-map.sh": "absent_if_managed",
+        "enroot.conf": "absent_if_managed",
+        "plugstack.conf.d/pyxis.conf": "absent_if_managed",
+        "sysctl containers": "absent_if_managed",
+    }
+    assert off["node_directories"] == [] and off["hosts"]["gpu1"]["node_files"] == []
+
+
+def test_a_pyxis_missing_or_of_another_release_is_refused_by_host_before_any_change() -> None:
+    everyone = ["ctl", "gpu1", "gpu2", "login1"]
+    probes = {h: probe(h, compute=h.startswith("gpu")) for h in everyone}
+    probes["gpu1"]["pyxis"] = {"path": PYXIS_SO, "found": True, "version": "22.05.8"}
+    probes["gpu2"]["pyxis"] = {"path": "", "found": False, "version": ""}
+    probes["login1"]["pyxis"] = {"path": PYXIS_SO, "found": True, "version": "24.11.5"}
+    with pytest.raises(SlurmPlanError) as err:
+        plan_cluster(dict(CLUSTER, containers=CONTAINERS), hosts(everyone), probes)
+    text = str(err.value)
+    assert f"gpu1: pyxis ({PYXIS_SO}) was built for Slurm 22.05, but this host runs Slurm 24.11" in text
+    assert "gpu2: no spank_pyxis.so in Slurm's plugin directories (slurm_pyxis_packages installs it: " in text
+    assert "login1" not in text
+    # A file that is not a shared object: named, with the setting to check.
+    probes["gpu2"]["pyxis"] = {"path": "/opt/x.so", "found": True, "version": "", "error": "cannot read /opt/x.so: bad"}
+    probes["gpu1"]["pyxis"]["version"] = "24.11.2"
+    with pytest.raises(SlurmPlanError, match=r"gpu2: pyxis cannot read /opt/x.so: bad \(check slurm_pyxis_plugin\)"):
+        plan_cluster(dict(CLUSTER, containers=CONTAINERS), hosts(everyone), probes)
+    # Not read (check mode before the packages are installed, or pyxis off): nothing to judge.
+    del probes["gpu2"]["pyxis"]
+    assert plan_cluster(dict(CLUSTER, containers=CONTAINERS), hosts(everyone), probes)["version"] == "24.11"
+
+
 def test_per_host_inputs_behind_and_what_the_primary_serves_configless_nodes() -> None:
     """configless: gpu1 kept the files of an earlier reconfigure (behind: its base files differ from
     the controller's live ones); the controller's live gres.conf differs from the plan's, so each
@@ -955,6 +1042,7 @@ def test_the_check_is_needed_unless_the_check_host_runs_the_candidate_already() 
     probes = {h: probe(h, compute=h.startswith("gpu")) for h in run["in_run"]}
     first = plan_cluster(CLUSTER, run, probes)
     assert first["check_host"] == "gpu1" and first["check_needed"] is True  # no live files read
+    assert first["check_live_dir"] == "/etc/slurm"
     live = {f["name"]: hashlib.sha256(f["content"].encode()).hexdigest() for f in first["conf_files"]}
     probes["gpu1"] = {**probes["gpu1"], "live_conf_path": "/etc/slurm/slurm.conf", "conf_sha256": live}
     assert plan_cluster(CLUSTER, run, probes)["check_needed"] is False
@@ -967,4 +1055,7 @@ def test_the_check_is_needed_unless_the_check_host_runs_the_candidate_already() 
     # A configless slurmd is checked against /run/slurm/conf: the same files under /etc do not count.
     probes["gpu1"]["conf_sha256"] = live
     configless = dict(CLUSTER, configless=True)
-    assert plan_cluster(configless, run, probes)["check_needed"] is True
+    out = plan_cluster(configless, run, probes)
+    assert (out["check_needed"], out["check_live_dir"]) == (True, "/run/slurm/conf")
+    probes["gpu1"]["live_conf_path"] = "/run/slurm/conf/slurm.conf"
+    assert plan_cluster(configless, run, probes)["check_needed"] is False

@@ -1,12 +1,12 @@
 # Copyright: contributors to the oci_gpu.cluster project
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The slurm role's container templates, rendered by ansible-playbook on this host for Slurm 22.05
-and 24.11 (oci.conf and plugstack.conf, which slurmctld serves, come with the plan, in Python):
-oci.conf uses only the keys and % patterns of its release (the 22.05 list is what
-Debian 12's slurmstepd 22.05.8 carries: `strings /usr/sbin/slurmstepd`), the root prolog runs for
-real (sh, in a temporary directory) and makes each user's directories with the right modes, and
-pyxis.conf, plugstack.conf, enroot.conf and the sysctl file say what they should. The lab runs
-24.11's oci.conf with crun (molecule/_shared/slurm/containers.yml)."""
+"""The files every node keeps itself (module_utils/slurm/_node_files.py) and the container files slurmctld
+serves (oci.conf, plugstack.conf: slurm/_containers.py), for Slurm 22.05 and 24.11: oci.conf uses only
+the keys and % patterns of its release (the 22.05 list is what Debian 12's slurmstepd 22.05.8 carries:
+`strings /usr/sbin/slurmstepd`), the root prolog runs for real (sh, in a temporary directory) and makes
+each user's directories with the right modes, the GPU job map's prolog and epilog run for real, and
+pyxis.conf, plugstack.conf, enroot.conf and the sysctl file say what they should. The lab runs 24.11's
+oci.conf with crun (molecule/_shared/slurm/containers.yml)."""
 
 from __future__ import annotations
 
@@ -18,23 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ansible_harness import run_playbook
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     oci_conf_text,
     plugstack_conf_text,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._node_files import (
+    host_node_files,
+    node_files,
+)
 
-REPO = Path(__file__).resolve().parents[3]
-TEMPLATES = REPO / "roles" / "slurm" / "templates"
-FILES = {
-    "prolog": "etc/slurm/prolog.d/oci-gpu-containers.sh.j2",
-    "pyxis.conf": "etc/slurm/plugstack.conf.d/pyxis.conf.j2",
-    "enroot.conf": "etc/enroot/enroot.conf.j2",
-    "sysctl": "etc/sysctl.d/90-oci-gpu-containers.conf.j2",
-    "job-map-prolog": "etc/slurm/prolog.d/oci-gpu-job-map.sh.j2",
-    "job-map-epilog": "etc/slurm/epilog.d/oci-gpu-job-map.sh.j2",
-}
 # Read from Debian 12's slurmstepd (Slurm 22.05.8), not from the code under test.
 KEYS_2205 = {
     "ContainerPath",
@@ -46,45 +39,35 @@ KEYS_2205 = {
     "RunTimeRun",
     "RunTimeStart",
 }
+# The role's defaults (roles/slurm/defaults/main.yml), with the enroot base on local NVMe scratch.
+SETTINGS = {
+    "oci_enabled": True,
+    "pyxis_enabled": True,
+    "oci_state_dir": "/run/slurm-oci",
+    "pyxis_plugin": "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so",
+    "pyxis_args": {"runtime_path": "/run/pyxis", "container_scope": "job", "sbatch_support": 1},
+    "enroot_base_dir": "/mnt/localdisk",
+    "enroot_config": {},
+    "job_map_dir": "/run/oci-gpu/gpu-jobs",
+}
+NAMES = {
+    "prolog": "prolog oci-gpu-containers.sh",
+    "pyxis.conf": "plugstack.conf.d/pyxis.conf",
+    "enroot.conf": "enroot.conf",
+    "sysctl": "sysctl containers",
+    "job-map-prolog": "prolog oci-gpu-job-map.sh",
+    "job-map-epilog": "epilog oci-gpu-job-map.sh",
+}
 
 
-def _render(tmp: Path, series: str, extra: dict[str, Any]) -> dict[str, str]:
-    out = tmp / f"out-{series}"
-    out.mkdir()
-    tasks = [
-        {
-            "name": "Load the role's defaults",
-            "ansible.builtin.include_vars": str(REPO / "roles/slurm/defaults/main.yml"),
-        },
-        {
-            "name": "Render",
-            "ansible.builtin.copy": {
-                "content": "{{ lookup('ansible.builtin.template', item.value) }}",
-                "dest": f"{out}/{{{{ item.key }}}}",
-                "mode": "0644",
-            },
-            "loop": "{{ files | dict2items }}",
-        },
-    ]
-    play = [{"name": "Templates", "hosts": "all", "gather_facts": False, "tasks": tasks}]
-    variables = {
-        "files": {k: str(TEMPLATES / v.format(series=series)) for k, v in FILES.items()},
-        "__slurm_cluster": {"version": series, "oci_series": series},
-        "__slurm_conf_dir": "/etc/slurm",
-        "__slurm_oci_prolog": "/etc/slurm/prolog.d/oci-gpu-containers.sh",
-        "__slurm_enroot_paths": "{{ slurm_enroot_base_dir | trim | oci_gpu.cluster.slurm_enroot_paths }}",
-        "__slurm_pyxis_path": "/usr/lib/x86_64-linux-gnu/slurm/spank_pyxis.so",
-        "slurm_oci_enabled": True,
-        "slurm_pyxis_enabled": True,
-    }
-    variables.update(extra)
-    res = run_playbook(tmp, play, variables)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-2000:]
-    rendered = {name: (out / name).read_text() for name in FILES}
-    # oci.conf and plugstack.conf come with the plan (slurmctld serves them), made in Python
-    own = variables.get("slurm_oci_config", {})
-    prolog = variables["__slurm_oci_prolog"]
-    rendered["oci.conf"] = oci_conf_text(series, "/run/slurm-oci", "/usr/bin/crun", own, prolog)
+def _render(series: str, own_oci: dict[str, Any] | None = None, userns: dict[str, Any] | None = None) -> dict[str, str]:
+    shared = node_files(SETTINGS, series, "/etc/slurm")["files"]
+    per_host = host_node_files(SETTINGS, series, "/etc/slurm", {"userns_limits": userns or {}})
+    by_name = {f["name"]: f["content"] for f in shared + per_host}
+    rendered = {key: by_name[name] for key, name in NAMES.items()}
+    # oci.conf and plugstack.conf come with the plan as well (slurmctld serves them)
+    prolog = "/etc/slurm/prolog.d/oci-gpu-containers.sh"
+    rendered["oci.conf"] = oci_conf_text(series, "/run/slurm-oci", "/usr/bin/crun", own_oci or {}, prolog)
     rendered["plugstack.conf"] = plugstack_conf_text("/etc/slurm")
     return rendered
 
@@ -94,9 +77,9 @@ def _keys(text: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def rendered(tmp_path_factory) -> dict[str, dict[str, str]]:
-    base = {"__slurm_userns_now": {"user.max_user_namespaces": "100000", "user.max_mnt_namespaces": "0"}}
-    return {s: _render(tmp_path_factory.mktemp(s), s, base) for s in ("22.05", "24.11")}
+def rendered() -> dict[str, dict[str, str]]:
+    userns = {"user.max_user_namespaces": "100000", "user.max_mnt_namespaces": "0"}
+    return {s: _render(s, userns=userns) for s in ("22.05", "24.11")}
 
 
 def test_oci_conf_22_05_has_only_the_keys_and_patterns_22_05_knows(rendered) -> None:
@@ -113,9 +96,9 @@ def test_oci_conf_24_11_uses_uid_and_env_exclude(rendered) -> None:
     assert keys["RunTimeKill"] == "/usr/bin/crun --rootless=true --root=/run/slurm-oci/%U kill -a %n.%u.%j.%s.%t"
 
 
-def test_own_keys_replace_the_role_lines(tmp_path) -> None:
+def test_own_keys_replace_the_role_lines() -> None:
     own = {"RunTimeCreate": "crun create --bundle %b %n", "RunTimeStart": "crun start %n", "CreateEnvFile": False}
-    keys = _keys(_render(tmp_path, "22.05", {"slurm_oci_config": own, "__slurm_userns_now": {}})["oci.conf"])
+    keys = _keys(_render("22.05", own_oci=own)["oci.conf"])
     assert "RunTimeRun" not in keys
     assert keys["RunTimeCreate"] == "crun create --bundle %b %n"
     assert keys["CreateEnvFile"] == "false"
@@ -168,7 +151,56 @@ def test_pyxis_and_enroot_files(rendered) -> None:
         "ENROOT_DATA_PATH": f"{base}/enroot/data/user-$(id -u)",
         "ENROOT_CACHE_PATH": f"{base}/enroot/cache/user-$(id -u)",
     }
-    assert base in ("/mnt/localdisk", "/var/tmp")
+    assert base == "/mnt/localdisk"
+
+
+def test_the_files_for_each_role_with_their_modes_and_what_goes_when_turned_off() -> None:
+    on = node_files(SETTINGS, "24.11", "/etc/slurm")
+    got = {f["name"]: (f["path"], f["roles"], f.get("mode", ""), f["state"]) for f in on["files"]}
+    assert got == {
+        "prolog oci-gpu-containers.sh": ("/etc/slurm/prolog.d/oci-gpu-containers.sh", ["compute"], "0755", "present"),
+        "prolog oci-gpu-job-map.sh": ("/etc/slurm/prolog.d/oci-gpu-job-map.sh", ["compute"], "0755", "present"),
+        "epilog oci-gpu-job-map.sh": ("/etc/slurm/epilog.d/oci-gpu-job-map.sh", ["compute"], "0755", "present"),
+        "enroot.conf": ("/etc/enroot/enroot.conf", ["compute"], "", "present"),
+    }
+    per_host = host_node_files(SETTINGS, "24.11", "/etc/slurm", {})
+    host = {f["name"]: (f["path"], f["roles"], f["state"]) for f in per_host}
+    assert host == {
+        "plugstack.conf.d/pyxis.conf": ("/etc/slurm/plugstack.conf.d/pyxis.conf", [], "present"),
+        "sysctl containers": ("/etc/sysctl.d/90-oci-gpu-containers.conf", ["compute"], "present"),
+    }
+    # crun alone: its prolog and the sysctl file, no pyxis or enroot file; no job map: no epilog directory.
+    crun = dict(SETTINGS, pyxis_enabled=False, job_map_dir=" ")
+    files = {f["name"]: f["state"] for f in node_files(crun, "24.11", "/etc/slurm")["files"]}
+    assert files == {
+        "prolog oci-gpu-containers.sh": "present",
+        "prolog oci-gpu-job-map.sh": "absent_if_managed",
+        "epilog oci-gpu-job-map.sh": "absent_if_managed",
+        "enroot.conf": "absent_if_managed",
+        "plugstack.conf.d/pyxis.conf": "absent_if_managed",
+    }
+    assert [f["name"] for f in host_node_files(crun, "24.11", "/etc/slurm", {})] == ["sysctl containers"]
+    assert [d["path"] for d in node_files(crun, "24.11", "/etc/slurm")["directories"]] == ["/etc/slurm/prolog.d"]
+    prolog = node_files(crun, "24.11", "/etc/slurm")["files"][0]["content"]
+    assert "enroot" not in prolog.split("set -eu", 1)[1]
+    assert 'userdir /run/slurm-oci /run/slurm-oci/"$SLURM_JOB_UID"' in prolog
+
+
+def test_a_path_with_spaces_or_quotes_is_quoted_for_the_shell(tmp_path) -> None:
+    odd = str(tmp_path / "it's a dir")
+    settings = dict(SETTINGS, oci_state_dir=odd + "/oci", enroot_base_dir=odd, job_map_dir=odd + "/map")
+    files = {f["name"]: f["content"] for f in node_files(settings, "24.11", "/etc/slurm")["files"]}
+    for name in ("prolog oci-gpu-containers.sh", "prolog oci-gpu-job-map.sh", "epilog oci-gpu-job-map.sh"):
+        assert subprocess.run(["sh", "-n"], input=files[name], text=True, check=False).returncode == 0, name
+    res = subprocess.run(
+        ["sh", "-c", files["prolog oci-gpu-job-map.sh"]],
+        env=dict(os.environ, SLURM_JOB_ID="9", SLURM_JOB_GPUS="2"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert (Path(odd) / "map" / "2").read_text() == "9\n"
 
 
 def test_the_sysctl_file_never_lowers_a_limit(rendered) -> None:
