@@ -153,6 +153,17 @@ options:
     type: list
     elements: str
     default: []
+  pam_services:
+    description:
+      - PAM services (for example C(sshd)) whose stack file under O(pam_dir) to read; RV(pam_services) gives
+        each one's text, so that a run whose edits are already in place makes no call to edit it.
+    type: list
+    elements: str
+    default: []
+  pam_dir:
+    description: Where the PAM service files are.
+    type: path
+    default: /etc/pam.d
   pyxis_plugin:
     description:
       - Read the pyxis SPANK plugin at this path (empty string - the first C(spank_pyxis.so) in Slurm's
@@ -233,6 +244,13 @@ clock_skew:
       null without O(control_time).
   returned: always
   type: float
+pam_services:
+  description:
+    - The text of each of O(pam_services)' stack files; null when it is missing or cannot be read (a role
+      then edits it as if it had not read it).
+  returned: always
+  type: dict
+  sample: {"sshd": "@include common-auth\naccount required pam_nologin.so\n"}
 pyxis:
   description:
     - With O(pyxis_plugin), the plugin's C(path) (empty when none was found), whether it was C(found), the
@@ -429,6 +447,15 @@ def pam_module_path(module_name: str) -> str:
     return ""
 
 
+def _text(path: str) -> str | None:
+    """A small text file's content; None when it is missing or unreadable."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return handle.read()
+    except OSError:
+        return None
+
+
 def _pyxis(path: str) -> dict:
     """What read_plugin finds of pyxis; an unreadable file is named for the plan to refuse."""
     try:
@@ -467,6 +494,8 @@ def main() -> None:
             "sysctl_dir": {"type": "path", "default": "/proc/sys"},
             "pam_modules": {"type": "list", "elements": "str", "default": []},
             "pyxis_plugin": {"type": "str"},
+            "pam_services": {"type": "list", "elements": "str", "default": []},
+            "pam_dir": {"type": "path", "default": "/etc/pam.d"},
             "topology_imds_url": {"type": "str", "default": ""},
             "topology_timeout": {"type": "float", "default": 2},
             "topology_expected": {"type": "dict", "default": {}},
@@ -523,6 +552,7 @@ def main() -> None:
         "clock_skew": skew,
         "pam_modules": {module_name: pam_module_path(module_name) for module_name in p["pam_modules"]},
         "pyxis": {} if p["pyxis_plugin"] is None else _pyxis(p["pyxis_plugin"]),
+        "pam_services": {svc: _text(os.path.join(p["pam_dir"], svc)) for svc in p["pam_services"]},
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

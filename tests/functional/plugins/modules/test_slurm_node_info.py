@@ -341,7 +341,12 @@ def test_pam_modules_are_found_where_the_distribution_installs_them(node: Path) 
     # pam_unix is part of every Debian and EL system (libpam-modules, pam).
     assert found.endswith("/security/pam_unix.so") and Path(found).is_file()
     assert result["pam_modules"]["pam_no_such_module.so"] == ""
-    assert run_module(args, "--check")["pam_modules"] == {}
+    bare = run_module(args, "--check")
+    assert (bare["pam_modules"], bare["pam_services"]) == ({}, {})
+    (node / "pam.d").mkdir()
+    (node / "pam.d" / "sshd").write_text("@include common-account\n")
+    read = run_module({**args, "pam_services": ["sshd", "nosuch"], "pam_dir": str(node / "pam.d")}, "--check")
+    assert read["pam_services"] == {"sshd": "@include common-account\n", "nosuch": None}
 
 
 @pytest.mark.skipif(GCC is None, reason="gcc is missing (tests/setup/apt-packages.txt installs it)")
