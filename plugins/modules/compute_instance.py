@@ -45,8 +45,6 @@ options:
     description:
       - The defined tag (C(<namespace>.<key>)) that names an instance's cluster.
       - The same as the inventory plugin's C(cluster_tag).
-    type: str
-    default: oci-gpu.cluster
   display_name:
     description:
       - Display name of the instance; what a launch names it and how it is found.
@@ -122,10 +120,6 @@ options:
     description: Seconds to wait for the instance (and for SSH).
     type: int
     default: 1800
-  poll_interval:
-    description: Seconds between polls.
-    type: float
-    default: 5
   wait_for_ssh:
     description: After C(RUNNING), wait until the instance's private IP accepts TCP connections on O(ssh_port).
     type: bool
@@ -137,16 +131,11 @@ options:
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
+  - oci_gpu.cluster._oci_compute
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    support: full
     details: Reads only; reports the launch or terminate it would make.
-  diff_mode:
-    support: none
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
 seealso:
   - module: oci_gpu.cluster.instance_pool
   - plugin: oci_gpu.cluster.oci
@@ -266,7 +255,6 @@ def argument_spec() -> dict[str, Any]:
             "metadata": {"type": "dict"},
             "wait": {"type": "bool", "default": True},
             "wait_timeout": {"type": "int", "default": 1800},
-            "poll_interval": {"type": "float", "default": 5},
             "wait_for_ssh": {"type": "bool", "default": False},
             "ssh_port": {"type": "int", "default": 22},
         }

@@ -21,11 +21,8 @@ author:
 options: {}
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._packages_fact
   - ansible.builtin.action_common_attributes
-attributes:
-  facts:
-    description: Sets C(oci_gpu_installed_packages).
-    support: full
 """
 
 EXAMPLES = r"""

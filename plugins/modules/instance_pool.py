@@ -32,10 +32,6 @@ options:
     description: Name of the cluster, the value of the defined tag O(cluster_tag) every instance changed must carry.
     type: str
     required: true
-  cluster_tag:
-    description: The defined tag (C(<namespace>.<key>)) that names an instance's cluster.
-    type: str
-    default: oci-gpu.cluster
   size:
     description: The pool's size; only growing is done (see the description).
     type: int
@@ -61,23 +57,11 @@ options:
     description: Seconds to wait for each work request.
     type: int
     default: 1800
-  poll_interval:
-    description: Seconds between polls.
-    type: float
-    default: 5
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
+  - oci_gpu.cluster._oci_compute
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; reports the writes it would make.
-  diff_mode:
-    support: none
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
 seealso:
   - module: oci_gpu.cluster.compute_instance
 """
@@ -151,7 +135,6 @@ def argument_spec() -> dict[str, Any]:
             "terminate_detached": {"type": "bool", "default": False},
             "wait": {"type": "bool", "default": True},
             "wait_timeout": {"type": "int", "default": 1800},
-            "poll_interval": {"type": "float", "default": 5},
         }
     )
     return spec

@@ -21,10 +21,6 @@ description:
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options:
-  cluster_id:
-    description: OCID of the OKE cluster.
-    type: str
-    required: true
   name:
     description: Add-on name as OKE knows it (for example C(NvidiaGpuOperator)).
     type: str
@@ -64,16 +60,8 @@ options:
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
+  - oci_gpu.cluster._oke_cluster
   - ansible.builtin.action_common_attributes
-attributes:
-  check_mode:
-    support: full
-    details: Reads only; no write call is made.
-  diff_mode:
-    support: full
-  idempotent:
-    description: A second run with the same arguments changes nothing.
-    support: full
 seealso:
   - module: oci_gpu.cluster.oke_addon_info
   - module: oci_gpu.cluster.oke_cluster_info
@@ -164,10 +152,9 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _oke
 
 
 def build_module() -> AnsibleModule:
-    spec = _oke.oke_argspec()
+    spec = _oke.oke_cluster_argspec()
     spec.update(
         {
-            "cluster_id": {"type": "str", "required": True},
             "name": {"type": "str", "required": True},
             "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
             "version": {"type": "str"},

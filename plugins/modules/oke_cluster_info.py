@@ -18,10 +18,6 @@ description:
 author:
   - oci_gpu.cluster contributors (@oci-gpu)
 options:
-  cluster_id:
-    description: OCID of the OKE cluster.
-    type: str
-    required: true
   node_pools:
     description: Also read the node pools and their nodes.
     type: bool
@@ -40,17 +36,16 @@ options:
 extends_documentation_fragment:
   - oci_gpu.cluster._oci_auth
   - oci_gpu.cluster._oci_service
+  - oci_gpu.cluster._oke_cluster
   - ansible.builtin.action_common_attributes
 attributes:
   check_mode:
-    support: full
     details: The kubeconfig file is not written.
   diff_mode:
     support: partial
     details: Says whether the kubeconfig file changes, not its content.
   idempotent:
     description: The kubeconfig file is rewritten only when its content differs.
-    support: full
 seealso:
   - module: oci_gpu.cluster.oke_addon
 """
@@ -238,10 +233,9 @@ def run(module: AnsibleModule) -> dict[str, Any]:
 
 
 def main() -> None:
-    spec = _oke.oke_argspec()
+    spec = _oke.oke_cluster_argspec()
     spec.update(
         {
-            "cluster_id": {"type": "str", "required": True},
             "node_pools": {"type": "bool", "default": True},
             "kubeconfig_path": {"type": "path"},
             "kubeconfig_endpoint": {

@@ -94,6 +94,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
     ACCOUNT_FIELDS,
     account_problems,
     account_show_argv,
+    field_args,
     new_module,
     parse_account,
     parsed,
@@ -107,8 +108,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
 
 
 def main() -> None:
-    own = {"parent": {"type": "str"}, "description": {"type": "str"}, "organization": {"type": "str"}}
-    module = new_module(AnsibleModule, {**own, "fairshare": {"type": "raw"}}, association=True)
+    module = new_module(AnsibleModule, field_args(ACCOUNT_FIELDS), association=True)
     p = module.params
     wanted = {opt: p[opt] for opt in ACCOUNT_FIELDS}
     name = str(p["name"])

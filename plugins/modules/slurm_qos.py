@@ -101,7 +101,9 @@ commands:
 from ansible.module_utils.basic import AnsibleModule
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr import (
+    PREEMPT_MODES,
     QOS_FIELDS,
+    field_args,
     new_module,
     parse_qos,
     parsed,
@@ -117,22 +119,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._sacctmgr im
 
 
 def main() -> None:
-    module = new_module(
-        AnsibleModule,
-        {
-            "description": {"type": "str"},
-            "priority": {"type": "int"},
-            "preempt": {"type": "list", "elements": "str"},
-            "preempt_mode": {"type": "str", "choices": ["cluster", "cancel", "requeue", "suspend", "off"]},
-            "flags": {"type": "list", "elements": "str"},
-            "grp_tres": {"type": "raw"},
-            "max_tres_per_job": {"type": "raw"},
-            "max_tres_per_user": {"type": "raw"},
-            "max_wall": {"type": "str"},
-            "max_jobs_per_user": {"type": "int"},
-            "max_submit_jobs_per_user": {"type": "int"},
-        },
-    )
+    module = new_module(AnsibleModule, field_args(QOS_FIELDS, preempt_mode={"choices": list(PREEMPT_MODES)}))
     p = module.params
     wanted = {opt: p[opt] for opt in QOS_FIELDS}
     name = str(p["name"])

@@ -27,11 +27,8 @@ options:
     default: /var/lib/oci-gpu-cluster/slurm-release
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._packages_fact
   - ansible.builtin.action_common_attributes
-attributes:
-  facts:
-    description: Sets C(oci_gpu_installed_packages).
-    support: full
 """
 
 EXAMPLES = r"""

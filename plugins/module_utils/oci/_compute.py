@@ -31,7 +31,8 @@ class ComputeError(_oci_auth.OciModuleError):
 
 
 def compute_argspec() -> dict[str, Any]:
-    """Options every compute module has: authentication, region/endpoint and the cluster guard."""
+    """Options every compute module has: authentication, region/endpoint, the cluster guard and the
+    polling interval (doc fragment ``oci_gpu.cluster._oci_compute``)."""
     spec = _oci_auth.oci_auth_argspec()
     spec.update(_oci_auth.oci_service_argspec())
     spec.update(
@@ -39,6 +40,7 @@ def compute_argspec() -> dict[str, Any]:
             "compartment_id": {"type": "str", "required": True},
             "cluster": {"type": "str", "required": True},
             "cluster_tag": {"type": "str", "default": DEFAULT_CLUSTER_TAG},
+            "poll_interval": {"type": "float", "default": 5},
         }
     )
     return spec

@@ -38,6 +38,12 @@ def oke_argspec() -> dict[str, Any]:
     return spec
 
 
+def oke_cluster_argspec() -> dict[str, Any]:
+    """``oke_argspec()`` and the cluster of the modules that act on one (doc fragment
+    ``oci_gpu.cluster._oke_cluster``)."""
+    return {**oke_argspec(), "cluster_id": {"type": "str", "required": True}}
+
+
 # -- pure functions ------------------------------------------------------------------------------
 def configs_to_dict(configs: list[dict[str, Any]] | None) -> dict[str, str]:
     """``[{key, value}]`` (as the API returns them) -> ``{key: value}``."""

@@ -719,6 +719,20 @@ def read(module: Any, run: Any, argvs: list[list[str]], result: dict[str, Any]) 
     return texts
 
 
+# The option type of each field kind (a list is of strings); any other kind is a string.
+_KIND_TYPES = {"int": "int", "names": "list", "words": "list", "tres": "raw", "share": "raw"}
+
+
+def field_args(fields: Mapping[str, tuple[str, str, str]], **refine: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The argument spec of the options in a fields table (``*_FIELDS``), by their kind; ``refine``
+    adds to an option's entry (``preempt_mode={"choices": [...]}``)."""
+    spec: dict[str, dict[str, Any]] = {}
+    for opt, (_column, _key, kind) in fields.items():
+        arg_type = _KIND_TYPES.get(kind, "str")
+        spec[opt] = {"type": arg_type, **({"elements": "str"} if arg_type == "list" else {}), **refine.get(opt, {})}
+    return spec
+
+
 # The modules' shared options (their documentation says each).
 BASE_ARGS: dict[str, dict[str, Any]] = {
     "name": {"type": "str", "required": True},
@@ -726,11 +740,6 @@ BASE_ARGS: dict[str, dict[str, Any]] = {
 }
 ASSOC_ARGS: dict[str, dict[str, Any]] = {
     "cluster": {"type": "str", "default": ""},
-    "qos": {"type": "list", "elements": "str"},
-    "default_qos": {"type": "str"},
-    "grp_tres": {"type": "raw"},
-    "max_tres_per_job": {"type": "raw"},
-    "max_wall": {"type": "str"},
-    "max_jobs": {"type": "int"},
+    **field_args(USER_ASSOC_FIELDS),
     "cancel_jobs": {"type": "bool", "default": False},
 }

@@ -7,29 +7,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.oci_emulator.lab_tenancy import lab_tenancy  # noqa: E402
-from tests.oci_emulator.testing import ansible_inventory, running_emulator  # noqa: E402
-from tests.unit.oci_emulator.test_lab_tenancy import fake_lab  # noqa: E402
+from tests.oci_emulator.testing import ansible_inventory  # noqa: E402
+from tests.unit.oci_emulator.test_lab_tenancy import lab_world  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    lab = fake_lab()
-    with running_emulator(lab_tenancy(lab), tmp_path_factory.mktemp("lab-tenancy")) as running:
-        yield lab, running
-
-
-def test_inventory_sees_the_lab_nodes_as_imds_describes_them(world: Any) -> None:
-    lab, running = world
-    inv = ansible_inventory(running.inventory_file("lab", regions=["us-ashburn-1"], extended_hostvars=True))
+def test_inventory_sees_the_lab_nodes_as_imds_describes_them(tmp_path: Path) -> None:
+    with lab_world(tmp_path) as (lab, running):
+        inv = ansible_inventory(running.inventory_file("lab", regions=["us-ashburn-1"], extended_hostvars=True))
     assert inv.rc == 0, inv.stderr
     data = inv.data
     hostvars = data["_meta"]["hostvars"]

@@ -5,11 +5,11 @@ against the same tenancy: tests/functional/oci_emulator/test_lab_tenancy.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 REPO = Path(__file__).resolve().parents[3]
 for p in (REPO, REPO / "tests" / "lab"):
@@ -47,31 +47,32 @@ def fake_lab() -> dict[str, Any]:
     return {"name": "demo", "region": "us-ashburn-1", "nodes": nodes, "exports": ["home", "apps"]}
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Any:
+@contextlib.contextmanager
+def lab_world(workdir: Path) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The fake lab and the emulator serving it as a tenancy (the functional tests start it too)."""
     lab = fake_lab()
-    with running_emulator(lab_tenancy(lab), tmp_path_factory.mktemp("lab-tenancy")) as running:
+    with running_emulator(lab_tenancy(lab), workdir) as running:
         yield lab, running
 
 
-def test_the_nfs_node_is_the_mount_target_of_the_lab_exports(world: Any) -> None:
-    lab, running = world
+def test_the_nfs_node_is_the_mount_target_of_the_lab_exports(tmp_path: Path) -> None:
     from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
     from ansible_collections.oci_gpu.cluster.plugins.module_utils.storage import _fss
 
-    auth = _oci_auth.resolve_auth({"config_file": str(running.creds.config_file)})
-    endpoint = running.endpoints["us-ashburn-1"]
-    oci = _oci_auth.oci
-    fss = _oci_auth.make_client(oci.file_storage.FileStorageClient, auth, None, endpoint)
-    vnet = _oci_auth.make_client(oci.core.VirtualNetworkClient, auth, None, endpoint)
-    region = lab_tenancy(lab)["regions"]["us-ashburn-1"]
-    nfs_ip = next(n["ip"] for n in lab["nodes"] if n["name"] == "nfs")
-    for fs in region["fileSystems"]:
-        (rec,) = _fss.read_exports(
-            fss,
-            vnet,
-            oci.util.to_dict,
-            lambda method, **kw: oci.pagination.list_call_get_all_results(method, **kw).data,
-            file_system_id=fs["id"],
-        )
-        assert rec["source"] == f"{nfs_ip}:/{fs['displayName']}"
+    with lab_world(tmp_path) as (lab, running):
+        auth = _oci_auth.resolve_auth({"config_file": str(running.creds.config_file)})
+        endpoint = running.endpoints["us-ashburn-1"]
+        oci = _oci_auth.oci
+        fss = _oci_auth.make_client(oci.file_storage.FileStorageClient, auth, None, endpoint)
+        vnet = _oci_auth.make_client(oci.core.VirtualNetworkClient, auth, None, endpoint)
+        region = lab_tenancy(lab)["regions"]["us-ashburn-1"]
+        nfs_ip = next(n["ip"] for n in lab["nodes"] if n["name"] == "nfs")
+        for fs in region["fileSystems"]:
+            (rec,) = _fss.read_exports(
+                fss,
+                vnet,
+                oci.util.to_dict,
+                lambda method, **kw: oci.pagination.list_call_get_all_results(method, **kw).data,
+                file_system_id=fs["id"],
+            )
+            assert rec["source"] == f"{nfs_ip}:/{fs['displayName']}"

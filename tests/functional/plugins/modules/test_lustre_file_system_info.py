@@ -4,19 +4,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[4]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from tests.oci_emulator.testing import run_oci_module  # noqa: E402
-
-
-def run_module(emu: Any, args: dict[str, Any]) -> tuple[int, dict[str, Any], str]:
-    return run_oci_module(emu, "lustre_file_system_info", args)
+MODULE = "lustre_file_system_info"  # what the run_module fixture runs
 
 
 def truth(emu: Any) -> dict[str, Any]:
@@ -24,9 +14,9 @@ def truth(emu: Any) -> dict[str, Any]:
     return emu.tenancy.data["regions"][region]["lustreFileSystems"][0]
 
 
-def test_by_id_returns_the_mount_source(emu: Any) -> None:
+def test_by_id_returns_the_mount_source(emu: Any, run_module: Any) -> None:
     lfs = truth(emu)
-    rc, task, out = run_module(emu, {"lustre_file_system_id": lfs["id"]})
+    rc, task, out = run_module({"lustre_file_system_id": lfs["id"]})
     assert rc == 0, out
     assert task["changed"] is False
     [rec] = task["lustre_file_systems"]
@@ -39,24 +29,24 @@ def test_by_id_returns_the_mount_source(emu: Any) -> None:
     assert emu.emulator.counter_snapshot()["by_op"].get("GetLustreFileSystem", 0) >= 1
 
 
-def test_by_compartment_and_display_name(emu: Any) -> None:
+def test_by_compartment_and_display_name(emu: Any, run_module: Any) -> None:
     lfs = truth(emu)
-    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": lfs["displayName"]})
+    rc, task, out = run_module({"compartment_id": lfs["compartmentId"], "display_name": lfs["displayName"]})
     assert rc == 0, out
     assert [r["id"] for r in task["lustre_file_systems"]] == [lfs["id"]]
-    rc, task, out = run_module(emu, {"compartment_id": lfs["compartmentId"], "display_name": "no-such-name"})
+    rc, task, out = run_module({"compartment_id": lfs["compartmentId"], "display_name": "no-such-name"})
     assert rc == 0, out
     assert task["lustre_file_systems"] == []
 
 
-def test_unknown_id_fails_naming_it(emu: Any) -> None:
-    rc, task, out = run_module(emu, {"lustre_file_system_id": "ocid1.lustrefilesystem.oc1..missing"})
+def test_unknown_id_fails_naming_it(emu: Any, run_module: Any) -> None:
+    rc, task, out = run_module({"lustre_file_system_id": "ocid1.lustrefilesystem.oc1..missing"})
     assert rc != 0
     assert "ocid1.lustrefilesystem.oc1..missing" in task.get("msg", ""), out
     assert "404" in task["msg"]
 
 
-def test_id_and_compartment_are_mutually_exclusive(emu: Any) -> None:
-    rc, task, out = run_module(emu, {"lustre_file_system_id": "a", "compartment_id": "b"})
+def test_id_and_compartment_are_mutually_exclusive(emu: Any, run_module: Any) -> None:
+    rc, task, out = run_module({"lustre_file_system_id": "a", "compartment_id": "b"})
     assert rc != 0
     assert "mutually exclusive" in task.get("msg", ""), out

@@ -68,10 +68,6 @@ def test_plan_creates_modifies_only_what_differs_and_deletes() -> None:
 
 
 def test_refusals_name_the_account_the_field_and_the_value() -> None:
-    assert S.account_problems("phys ics", {}) == [
-        "account name 'phys ics': use 1-64 letters, digits, '_', '.' or '-', starting with a letter, digit or '_' "
-        "(sacctmgr stores it lower-cased)"
-    ]
     assert S.account_problems("p", {"qos": ["normal"], "default_qos": "gpu-short", "fairshare": "lots"}) == [
         "account p: fairshare: 'lots' is not a whole number of shares or 'parent'",
         "account p: default_qos 'gpu-short' is not in its qos list ['normal']",

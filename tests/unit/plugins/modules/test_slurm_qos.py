@@ -82,10 +82,6 @@ def test_plan_writes_only_what_differs() -> None:
 
 
 def test_refusals_name_the_qos_the_field_and_the_value() -> None:
-    assert S.qos_problems("gpu short", {}) == [
-        "QOS name 'gpu short': use 1-64 letters, digits, '_', '.' or '-', starting with a letter, digit or '_' "
-        "(sacctmgr stores it lower-cased)"
-    ]
     assert S.qos_problems("g", {"flags": ["DenyOnLimits"], "max_wall": "soon", "preempt_mode": "kill"}) == [
         "qos g: max_wall: 'soon' is not a Slurm time (minutes, HH:MM:SS or D-HH:MM:SS)",
         "qos g: flags: unknown DenyOnLimits (known: " + ", ".join(S.QOS_FLAGS) + ")",
