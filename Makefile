@@ -82,12 +82,13 @@ lab-status:  ## show the running labs
 
 # The lab and molecule scenarios are part of the test: a host that cannot run them fails.
 # The unit and the functional tests run on two workers (pytest-xdist: the functional ones start
-# Ansible subprocesses and take a core each); the integration tests share one lab, one at a time.
+# Ansible subprocesses and take a core each); the integration tests run in two streams at once, each
+# scenario and lab test on its own containers and network (tests/setup/integration.sh says why and how).
 # Exit 5 is "no test selected" (a PYTEST_ARGS -k that matches only some of the three).
 pytest: collections-link
 	OCI_GPU_LAB_REQUIRED=1 pytest -n 2 --durations=12 tests/unit $(PYTEST_ARGS) || [ $$? -eq 5 ]
 	OCI_GPU_LAB_REQUIRED=1 pytest -n 2 --durations=12 tests/functional $(PYTEST_ARGS) || [ $$? -eq 5 ]
-	OCI_GPU_LAB_REQUIRED=1 pytest --durations=12 tests/integration $(PYTEST_ARGS) || [ $$? -eq 5 ]
+	bash tests/setup/integration.sh $(PYTEST_ARGS)
 
 test: setup lint build matrix sanity images pytest  ## every check CI runs, failing on the first error
 
