@@ -20,7 +20,7 @@
 # scenario times. The script fails if either run fails (pytest's 5, "no test collected", counts as
 # a pass, as in make pytest). OCI_GPU_INTEGRATION_SERIAL=1 runs the same tests one after the other.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 A_TESTS=(
   "tests/integration/test_molecule.py::test_molecule_scenario[slurm_gpu_accounting_trixie]"
