@@ -8,21 +8,16 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _fss_api
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Read-only API calls: run here when the task's host is the controller, else the module there."""
 
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
+    def act(self, result: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         if self._connection.transport not in ("local", "ansible.builtin.local"):
             result.update(self._execute_module(task_vars=task_vars))
             return result

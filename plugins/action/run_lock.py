@@ -13,9 +13,9 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.parsing.convert_bool import boolean
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _run_lock
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 
 MODULE = "oci_gpu.cluster.run_lock"
 _LOCK = "/var/lib/oci-gpu-cluster/run.lock"
@@ -52,13 +52,8 @@ def _uptime() -> float:
         return 0.0
 
 
-class ActionModule(ActionBase):
-    TRANSFERS_FILES = False
-    _supports_check_mode = True
-
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
+class ActionModule(CollectionAction):
+    def act(self, result: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         args = dict(self._task.args)
         for private in ("_run", "_replace"):
             if private in args:

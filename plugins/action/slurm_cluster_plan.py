@@ -9,7 +9,6 @@ from typing import Any
 
 from ansible.errors import AnsibleActionFail
 from ansible.module_utils.common.arg_spec import ArgumentSpecValidator
-from ansible.plugins.action import ActionBase
 
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import FIELDS
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import (
@@ -18,6 +17,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import
     plan_cluster,
     preflight_cluster,
 )
+from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
 ARGUMENT_SPEC: dict[str, Any] = {
@@ -60,16 +60,12 @@ ARGUMENT_SPEC: dict[str, Any] = {
 TOPOLOGY_HOSTVARS = {var: key for key, (_imds_path, var) in FIELDS.items()}
 
 
-class ActionModule(ActionBase):
+class ActionModule(CollectionAction):
     """Reads every standing host's probe once and returns the plan (register it with run_once)."""
 
-    TRANSFERS_FILES = False
     _requires_connection = False
-    _supports_check_mode = True
 
-    def run(self, tmp: Any = None, task_vars: dict[str, Any] | None = None) -> dict[str, Any]:
-        task_vars = task_vars or {}
-        result = super().run(tmp, task_vars)
+    def act(self, result: dict[str, Any], task_vars: dict[str, Any]) -> dict[str, Any]:
         marker = object()
         validation = ArgumentSpecValidator(ARGUMENT_SPEC).validate(plain(self._task.args, marker))
         if validation.error_messages:

@@ -99,6 +99,7 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_text
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._version import PLUGIN_DIRS
 
 # slurm.conf (and cgroup.conf) keys that name plugins: key -> (plugin type, several allowed).
@@ -234,11 +235,7 @@ def named_settings(settings: list[tuple[str, str]], messages: list[str]) -> list
 
 
 def read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
-            return handle.read()
-    except OSError:
-        return None
+    return read_text(path, errors="surrogateescape")
 
 
 def main() -> None:

@@ -336,7 +336,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_record
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_record, read_text
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci._imds import node_topology
@@ -447,15 +447,6 @@ def pam_module_path(module_name: str) -> str:
     return ""
 
 
-def _text(path: str) -> str | None:
-    """A small text file's content; None when it is missing or unreadable."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
-    except OSError:
-        return None
-
-
 def _pyxis(path: str) -> dict:
     """What read_plugin finds of pyxis; an unreadable file is named for the plan to refuse."""
     try:
@@ -552,7 +543,7 @@ def main() -> None:
         "clock_skew": skew,
         "pam_modules": {module_name: pam_module_path(module_name) for module_name in p["pam_modules"]},
         "pyxis": {} if p["pyxis_plugin"] is None else _pyxis(p["pyxis_plugin"]),
-        "pam_services": {svc: _text(os.path.join(p["pam_dir"], svc)) for svc in p["pam_services"]},
+        "pam_services": {svc: read_text(os.path.join(p["pam_dir"], svc)) for svc in p["pam_services"]},
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

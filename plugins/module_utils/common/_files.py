@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
-"""Putting a written file in place (modules on the node).
+"""Putting a written file in place, and reading one back (modules on the node).
 
 Pure Python, standard library only, importable on Python 3.8+.
 
@@ -14,6 +14,9 @@ Pure Python, standard library only, importable on Python 3.8+.
 ``read_record(path)``
     A JSON object of strings the role keeps on a node (what the daemons applied, the nodes held
     DOWN); ``{}`` when missing or unreadable.
+``read_text(path, errors="replace")``
+    A small text file's content (UTF-8, undecodable bytes handled by ``errors``); None when it is
+    missing or unreadable.
 """
 
 from __future__ import annotations
@@ -38,3 +41,11 @@ def read_record(path):
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def read_text(path, errors="replace"):
+    try:
+        with open(path, encoding="utf-8", errors=errors) as handle:
+            return handle.read()
+    except OSError:
+        return None

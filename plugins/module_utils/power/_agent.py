@@ -40,18 +40,16 @@ under way is powered down (``State=POWER_DOWN_FORCE``). At most ``max_launches``
 from __future__ import annotations
 
 import base64
-import fcntl
 import json
 import os
 import re
 import socket
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _agent as _common
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _health
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
@@ -130,37 +128,19 @@ def read_requests(spool_dir: str) -> tuple[list[dict[str, Any]], list[str]]:
     return out, files
 
 
-# -- state and audit (the repair agent's rules: write ahead, fsync, rename) ------------------------
+# -- state and audit (common/_agent: write ahead, fsync, rename) -----------------------------------
 def load_records(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return dict(json.load(fh).get("records") or {})
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:
-        raise AgentError(f"state file {path} cannot be read ({exc}): nothing done") from exc
+    return _common.load_records(path, AgentError)
 
 
 def save_records(path: str, records: Mapping[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-    tmp = f"{path}.tmp.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"version": 1, "records": records}, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    _common.save_records(path, records)
 
 
 def audit(path: str | None, lines: list[dict[str, Any]], now: float, **fields: Any) -> None:
-    line = {"time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now)), **fields}
+    line = _common.audit_line(now, **fields)
     lines.append(line)
-    if not path:
-        return
-    os.makedirs(os.path.dirname(path) or ".", mode=0o750, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
-    with os.fdopen(fd, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(line, sort_keys=True, default=str) + "\n")
+    _common.append_audit(path, line)
 
 
 # -- the plan (pure) ----------------------------------------------------------------------------------
@@ -313,20 +293,10 @@ def plan_pass(
 
 
 # -- reading ------------------------------------------------------------------------------------------
-def _run(argv: Sequence[str], timeout: float, stdin: str | None = None) -> tuple[int, str, str]:
-    try:
-        res = subprocess.run(list(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"{argv[0]} timed out after {timeout:g} s"
-    except OSError as exc:
-        return 127, "", f"{argv[0]}: {exc}"
-    return res.returncode, res.stdout, res.stderr
+_run = _common.run_command
 
 
-def _short(exc: Exception) -> str:
-    status = getattr(exc, "status", None)
-    message = getattr(exc, "message", None) or str(exc)
-    return (f"{status} " if status else "") + str(message).splitlines()[0][:300]
+_short = _common.short_error
 
 
 def standby(cfg: Mapping[str, Any], run: Runner) -> str | None:
@@ -651,13 +621,9 @@ def run_pass(
     log: list[dict[str, Any]] = []
     path = None if dry_run else cfg.get("audit_log")
     state_file = cfg["state_file"]
-    os.makedirs(os.path.dirname(state_file) or ".", mode=0o700, exist_ok=True)
-    lock_fd = os.open(state_file + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return {"plan": None, "results": [], "skipped": "another pass holds the lock"}
+    with _common.pass_lock(state_file) as held:
+        if not held:
+            return {"plan": None, "results": [], "skipped": _common.SKIPPED_LOCKED}
         records = load_records(state_file)
         requests, files = read_requests(cfg["spool_dir"])
         names = list(elastic_nodes(cfg["nodesets"]))
@@ -702,8 +668,6 @@ def run_pass(
         for note in plan["notes"]:
             audit(path, log, now, node=None, action="note", result=note)
         return {"plan": plan, "results": log, "skipped": None}
-    finally:
-        os.close(lock_fd)
 
 
 def make_clients(cfg: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -733,25 +697,14 @@ def load_config(path: str) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="oci-gpu-power", description="One pass of the elastic capacity agent.")
-    ap.add_argument("--config", default="/etc/oci-gpu-power/settings.json")
-    ap.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
-    args = ap.parse_args(argv)
-    try:
-        cfg = load_config(args.config)
-        out = run_pass(cfg, clients=make_clients(cfg), dry_run=args.dry_run)
-    except (AgentError, _oci_auth.OciAuthError) as exc:
-        sys.stderr.write(json.dumps({"error": str(exc)}) + "\n")
-        return 2
-    plan = out["plan"] or {}
-    summary = {
-        "dry_run": args.dry_run,
-        "skipped": out["skipped"],
-        "actions": [{k: v for k, v in a.items() if k != "token"} for a in plan.get("actions", [])],
-        "notes": plan.get("notes", []),
-        "results": out["results"],
-    }
-    sys.stdout.write(json.dumps(summary, sort_keys=True, default=str) + "\n")
-    return 1 if any(r.get("result") == "error" for r in out["results"]) else 0
+    return _common.cli(
+        argv,
+        prog="oci-gpu-power",
+        description="One pass of the elastic capacity agent.",
+        config="/etc/oci-gpu-power/settings.json",
+        load_config=load_config,
+        make_clients=make_clients,
+        run_pass=run_pass,
+        errors=(AgentError, _oci_auth.OciAuthError),
+        hidden=("token",),
+    )

@@ -36,17 +36,14 @@ own tags, never replacing them.
 from __future__ import annotations
 
 import datetime
-import fcntl
 import json
-import os
 import re
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common import _agent as _common
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _auth as _oci_auth
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.oci import _compute
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.repair import _machine
@@ -110,43 +107,16 @@ def load_config(path: str) -> dict[str, Any]:
     return cfg
 
 
-def run_command(argv: Sequence[str], timeout: float) -> tuple[int, str, str]:
-    """Run ``argv`` (never a shell); a timeout or a missing program is rc 124 / 127 with the reason."""
-    try:
-        res = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return 124, "", f"{argv[0]} timed out after {timeout:g} s"
-    except OSError as exc:
-        return 127, "", f"{argv[0]}: {exc}"
-    return res.returncode, res.stdout, res.stderr
+run_command = _common.run_command
 
 
-# -- state file ---------------------------------------------------------------------------------------
+# -- state file (common/_agent: write ahead, fsync, rename) -----------------------------------------
 def load_records(path: str) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError) as exc:  # a state file that cannot be read stops the agent: fail closed
-        raise AgentError(f"state file {path} cannot be read ({exc}): nothing done") from exc
-    return dict(data.get("records") or {})
+    return _common.load_records(path, AgentError)
 
 
 def save_records(path: str, records: dict[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path) or ".", mode=0o700, exist_ok=True)
-    tmp = f"{path}.tmp.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump({"version": 1, "records": records}, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    dfd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    _common.save_records(path, records, sync_dir=True)
 
 
 class Audit:
@@ -155,15 +125,9 @@ class Audit:
         self.lines: list[dict[str, Any]] = []
 
     def log(self, **fields: Any) -> None:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.now()))
-        line = {"time": stamp, **fields}
+        line = _common.audit_line(self.now(), **fields)
         self.lines.append(line)
-        if not self.path:
-            return
-        os.makedirs(os.path.dirname(self.path) or ".", mode=0o750, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o640)
-        with os.fdopen(fd, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line, sort_keys=True, default=str) + "\n")
+        _common.append_audit(self.path, line)
 
 
 # -- reading ------------------------------------------------------------------------------------------
@@ -283,10 +247,7 @@ def read_oci(cfg: dict[str, Any], clients: dict[str, Any]) -> tuple[dict[str, An
     return by_name, events, problems
 
 
-def _short(exc: Exception) -> str:
-    status = getattr(exc, "status", None)
-    message = getattr(exc, "message", None) or str(exc)
-    return (f"{status} " if status else "") + str(message).splitlines()[0][:300]
+_short = _common.short_error
 
 
 def standby(cfg: dict[str, Any], run: Runner) -> tuple[str | None, str | None]:
@@ -550,13 +511,9 @@ def run_pass(
     now = time.time() if now is None else now
     audit = audit or Audit(None if dry_run else cfg.get("audit_log"))
     state_file = cfg["state_file"]
-    os.makedirs(os.path.dirname(state_file) or ".", mode=0o700, exist_ok=True)
-    lock_fd = os.open(state_file + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return {"plan": None, "results": [], "skipped": "another pass holds the lock"}
+    with _common.pass_lock(state_file) as held:
+        if not held:
+            return {"plan": None, "results": [], "skipped": _common.SKIPPED_LOCKED}
         waiting, blind = standby(cfg, run)
         if waiting:
             return {"plan": None, "results": [], "skipped": waiting}
@@ -600,8 +557,6 @@ def run_pass(
             audit.log(**entry)
             results.append(entry)
         return {"plan": plan, "results": results, "skipped": None}
-    finally:
-        os.close(lock_fd)
 
 
 def make_clients(cfg: dict[str, Any]) -> dict[str, Any] | None:
@@ -609,26 +564,13 @@ def make_clients(cfg: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(prog="oci-gpu-repair", description="One pass of the GPU node repair agent.")
-    ap.add_argument("--config", default="/etc/oci-gpu-repair/settings.json")
-    ap.add_argument("--dry-run", action="store_true", help="print the plan; change nothing")
-    args = ap.parse_args(argv)
-    try:
-        cfg = load_config(args.config)
-        clients = make_clients(cfg)
-        out = run_pass(cfg, clients=clients, dry_run=args.dry_run)
-    except (AgentError, _oci_auth.OciAuthError) as exc:
-        sys.stderr.write(json.dumps({"error": str(exc)}) + "\n")
-        return 2
-    plan = out["plan"] or {}
-    summary = {
-        "dry_run": args.dry_run,
-        "skipped": out["skipped"],
-        "actions": plan.get("actions", []),
-        "notes": plan.get("notes", []),
-        "results": out["results"],
-    }
-    sys.stdout.write(json.dumps(summary, sort_keys=True, default=str) + "\n")
-    return 1 if any(r["result"] == "error" for r in out["results"]) else 0
+    return _common.cli(
+        argv,
+        prog="oci-gpu-repair",
+        description="One pass of the GPU node repair agent.",
+        config="/etc/oci-gpu-repair/settings.json",
+        load_config=load_config,
+        make_clients=make_clients,
+        run_pass=run_pass,
+        errors=(AgentError, _oci_auth.OciAuthError),
+    )

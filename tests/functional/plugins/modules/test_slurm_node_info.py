@@ -94,9 +94,7 @@ def test_login_host_version_comes_from_the_package_database(node: Path) -> None:
     )
     if installed.returncode != 0:
         pytest.skip("slurm-client is not installed on this host (tests/setup/apt-packages.txt installs it)")
-    result = run_module(
-        {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "no-slurmd"), "conf_paths": [str(node / "x")]}
-    )
+    result = run_module(_login(node, conf_paths=[str(node / "x")]))
     # Debian versions look like 22.05.8-4+deb12u3: the Slurm version is the part before the '-'.
     assert result["slurm_version"] == installed.stdout.split("-")[0].split(":")[-1]
     assert result["slurm_version_source"] == "dpkg-query"
@@ -111,13 +109,7 @@ def test_the_daemons_are_behind_when_the_live_files_differ_from_what_they_applie
     conf = node / "slurm.conf"
     (node / "gres.conf").write_text("AutoDetect=off\n")
     applied = node / "applied.json"
-    args = {
-        "name": "login1",
-        "roles": ["login"],
-        "slurmd_path": str(node / "no-slurmd"),
-        "conf_paths": [str(conf)],
-        "applied_path": str(applied),
-    }
+    args = _login(node, conf_paths=[str(conf)], applied_path=str(applied))
     first = run_module(args, "--check")
     want = {
         "cgroup.conf": "",
@@ -205,6 +197,11 @@ def _compute(node: Path, **extra: Any) -> dict:
     }
 
 
+def _login(node: Path, **extra: Any) -> dict:
+    """A login host without slurmd: its version comes from the package database."""
+    return {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "no-slurmd"), **extra}
+
+
 def test_the_node_place_comes_from_imds_and_must_agree_with_the_inventory(node: Path, imds: Any) -> None:
     url, seen = imds
     out = run_module(_compute(node, topology_imds_url=url, topology_expected={"hpc_island_id": ISLAND}))
@@ -250,14 +247,12 @@ def test_topology_plugins_and_live_topology_files_are_reported(node: Path) -> No
         (plugins / name).write_text("")
     (node / "topology.conf").write_text("SwitchName=s1 Nodes=gpu1\n")
     applied = node / "applied.json"
-    args = {
-        "name": "login1",
-        "roles": ["login"],
-        "slurmd_path": str(node / "no-slurmd"),
-        "conf_paths": [str(node / "slurm.conf")],
-        "plugin_dirs": [str(node / "absent"), str(plugins)],
-        "applied_path": str(applied),
-    }
+    args = _login(
+        node,
+        conf_paths=[str(node / "slurm.conf")],
+        plugin_dirs=[str(node / "absent"), str(plugins)],
+        applied_path=str(applied),
+    )
     out = run_module(args, "--check")
     assert out["topology_plugins"] == ["block", "default", "tree"]
     assert out["live_topology"] == {"topology.conf": "SwitchName=s1 Nodes=gpu1\n"}
@@ -273,7 +268,7 @@ def test_user_namespace_limits_are_read_for_rootless_containers(node: Path) -> N
     sysctl = node / "sys"
     (sysctl / "user").mkdir(parents=True)
     (sysctl / "user" / "max_user_namespaces").write_text("15000\n")
-    args = {"name": "login1", "roles": ["login"], "slurmd_path": str(node / "no-slurmd"), "sysctl_dir": str(sysctl)}
+    args = _login(node, sysctl_dir=str(sysctl))
     out = run_module(args, "--check")
     assert out["userns_limits"] == {"user.max_user_namespaces": 15000, "user.max_mnt_namespaces": None}
     # this machine's own kernel has both settings
