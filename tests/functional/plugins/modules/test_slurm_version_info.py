@@ -62,3 +62,19 @@ def test_a_failed_package_listing_leaves_the_fact_unset(tools: Path) -> None:
     assert result.get("failed") is not True, result
     assert result["installed"] == "22.05.8"
     assert "oci_gpu_installed_packages" not in result.get("ansible_facts", {})
+
+
+def test_the_offer_is_read_only_when_asked_or_nothing_is_installed(tools: Path) -> None:
+    """apt-cache policy is the slow part: a converged run without slurm_upgrade does not need it."""
+    apt = tools / "bin" / "apt-cache"
+    apt.write_text(APT_CACHE.replace("#!/bin/sh\n", f"#!/bin/sh\ntouch {tools}/apt-cache-ran\n"))
+    skipped = adhoc.run_module("slurm_version_info", {"record_path": str(tools / "absent"), "candidate": False})
+    assert skipped.get("failed") is not True, skipped
+    assert (skipped["installed"], skipped["candidate"], skipped["candidate_package"]) == ("22.05.8", "", "")
+    assert not (tools / "apt-cache-ran").exists()
+    # Nothing installed: the candidate is the release the host will run, so it is read all the same.
+    dpkg = tools / "bin" / "dpkg-query"
+    dpkg.write_text(DPKG_QUERY.replace("*:slurmctld) printf 'ii 22.05.8-4+deb12u3' ;;", ""))
+    fresh = adhoc.run_module("slurm_version_info", {"record_path": str(tools / "absent"), "candidate": False})
+    assert (fresh["installed"], fresh["candidate"]) == ("", "24.11.5")
+    assert (tools / "apt-cache-ran").exists()
