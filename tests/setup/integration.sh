@@ -13,7 +13,9 @@
 # Measured (2026-12-07, b9e2e6d, with other work on the machine): 3,124 s side by side against 3,539 s
 # one after the other in the run before; each scenario takes about 1.75 times as long beside another
 # (trixie 1,762 s, bookworm 1,905 s), which is why a scenario's time limit is 3,600 s
-# (OCI_GPU_LAB_MOLECULE_TIMEOUT). The runs are balanced by those times:
+# (OCI_GPU_LAB_MOLECULE_TIMEOUT). On an otherwise idle machine (fresh clone, 2026-12-07) the stage took
+# 2,334 s: stream a 2,334 s (trixie 1,321 s), stream b 2,096 s (bookworm 1,419 s). The runs are balanced
+# by those times:
 #   stream a: the trixie and storage scenarios, then the lab-cloud module (capacity, repair, elastic);
 #   stream b: everything else (bookworm with its canary steps, HA, lab_imds and the rest).
 # Each line of output carries its stream's name; each run prints its own summary, durations and
