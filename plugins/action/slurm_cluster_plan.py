@@ -45,7 +45,9 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "configless": {"type": "bool", "default": False},
     # the header the base files start with (the role's ansible_managed, as a comment)
     "managed_header": {"type": "str", "default": ""},
-    # oci.conf and plugstack.conf: oci_enabled, pyxis_enabled, oci_state_dir, oci_runtime, oci_config, oci_prolog
+    # oci.conf, plugstack.conf and the files every node keeps (slurm/_node_files): oci_enabled, pyxis_enabled,
+    # oci_state_dir, oci_runtime, oci_config, pyxis_plugin, pyxis_args, pyxis_packages, enroot_base_dir,
+    # enroot_config, job_map_dir
     "containers": {"type": "raw", "default": {}},
     "last_good_dir": {"type": "str", "default": "/var/lib/oci-gpu-cluster/slurm-last-good"},
     # elastic capacity (slurm/_elastic): node sets of cloud nodes and the power-saving settings

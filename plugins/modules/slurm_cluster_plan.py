@@ -131,8 +131,10 @@ options:
     default: ""
   containers:
     description:
-      - What C(oci.conf) and C(plugstack.conf) say (the slurm role's container settings) - C(oci_enabled),
-        C(pyxis_enabled), C(oci_state_dir), C(oci_runtime), C(oci_config) and C(oci_prolog).
+      - What C(oci.conf), C(plugstack.conf) and the files every node keeps itself say (the slurm role's
+        container and GPU job map settings) - C(oci_enabled), C(pyxis_enabled), C(oci_state_dir), C(oci_runtime),
+        C(oci_config), C(pyxis_plugin), C(pyxis_args), C(pyxis_packages), C(enroot_base_dir), C(enroot_config)
+        and C(job_map_dir). The root prolog oci.conf names is C(<conf_dir>/prolog.d/oci-gpu-containers.sh).
     type: dict
     default: {}
   last_good_dir:

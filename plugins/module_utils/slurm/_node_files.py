@@ -32,6 +32,8 @@ import shlex
 from collections.abc import Mapping
 from typing import Any
 
+from ansible.module_utils.parsing.convert_bool import boolean
+
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
     enroot_paths,
     oci_series,
@@ -132,8 +134,7 @@ exit 0
 
 
 def _on(settings: Mapping[str, Any], key: str) -> bool:
-    value = settings.get(key)
-    return value if isinstance(value, bool) else str(value).strip().lower() in ("true", "yes", "1", "on")
+    return boolean(settings.get(key), strict=False)
 
 
 def _containers_on(settings: Mapping[str, Any]) -> bool:

@@ -487,7 +487,7 @@ def _conf_files(
             str(containers.get("oci_state_dir") or ""),
             str(containers.get("oci_runtime") or ""),
             containers.get("oci_config") or {},
-            str(containers.get("oci_prolog") or containers_prolog_path(conf_dir)),
+            containers_prolog_path(conf_dir),
         )
         out.append({"name": "oci.conf", "path": f"{conf_dir}/oci.conf", "content": text})
     else:
@@ -751,8 +751,9 @@ def plan_cluster(
         mode = "nvml" if flags and all(flags) else "off"
 
     # pyxis where a host loads it: found, and built for the release the host runs
+    containers = cluster.get("containers") or {}
     standing_probes = {h: probes[h] for h in standing if h in probes}
-    problems.extend(pyxis_problems(cluster.get("containers") or {}, version_text, standing_probes))
+    problems.extend(pyxis_problems(containers, version_text, standing_probes))
 
     if problems:
         raise SlurmPlanError(problems)
@@ -848,7 +849,6 @@ def plan_cluster(
     last_good_dir = str(cluster.get("last_good_dir") or "/var/lib/oci-gpu-cluster/slurm-last-good")
     by_name = {f["name"]: f for f in conf_files}
     host_entries = _hosts(cluster, m, probes, conf_sha)
-    containers = cluster.get("containers") or {}
     for host, entry in host_entries.items():
         entry["node_files"] = host_node_files(containers, version_text, conf_dir, probes.get(host))
     local = node_files(containers, version_text, conf_dir)

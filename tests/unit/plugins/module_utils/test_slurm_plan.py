@@ -615,7 +615,6 @@ def test_containers_add_oci_conf_and_plugstack_conf_for_the_release() -> None:
             "oci_state_dir": "/run/slurm-oci",
             "oci_runtime": "/usr/bin/crun",
             "oci_config": {},
-            "oci_prolog": "/etc/slurm/prolog.d/oci-gpu-containers.sh",
         },
     )
     out = plan_cluster(cluster, hosts(["ctl"]), {"ctl": probe("ctl", version="22.05.8")})
