@@ -148,7 +148,7 @@ def test_slurm_pam_adopt_admits_an_administrator_by_group_and_contain_among_flag
     )
     out = shown(res)
     # The check ran and passed; the run goes on to the next task.
-    assert slurm_task_said(out, "Check the pam_slurm_adopt, REST API and JWT settings", "ok"), out
+    assert slurm_task_said(out, "Check this host's Slurm inputs", "ok"), out
     assert "would lock out" not in out and "needs Contain" not in out, out
 
 
@@ -167,7 +167,7 @@ def test_slurm_pam_adopt_needs_no_call_when_ansible_user_is_an_administrator(tmp
     )
     out = shown(res)
     assert slurm_task_said(out, "Read the user Ansible connects as, and its groups", "skipping"), out
-    assert slurm_task_said(out, "Check the pam_slurm_adopt, REST API and JWT settings", "ok"), out
+    assert slurm_task_said(out, "Check this host's Slurm inputs", "ok"), out
 
 
 def test_slurm_rest_settings_are_refused_at_once_and_the_key_never_shown(tmp_path: Path) -> None:
