@@ -77,6 +77,13 @@ options:
     description: The kernel's IPv4 routing table, read for RV(default_ifname).
     type: path
     default: /proc/net/route
+  files_record:
+    description:
+      - The record a C(oci_gpu.cluster.slurm_files) call keeps (its option C(record)); RV(files_state) gives
+        the state of every path in it, for the filter C(oci_gpu.cluster.files_not_in_place). Empty reads
+        nothing.
+    type: path
+    default: ""
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
   - ansible.builtin.action_common_attributes
@@ -95,6 +102,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+files_state:
+  description:
+    - The state of each path of O(files_record) (empty without it) - C(kind) (C(file), C(directory), C(link),
+      C(other) or C(absent)), C(owner), C(group), C(uid), C(gid), C(mode), and for a file C(sha256) and
+      C(managed). The digest of a file the record marks as a secret is never read.
+  returned: always
+  type: dict
 problems:
   description: What is wrong, one line per check; empty when the node passes.
   returned: always
@@ -185,6 +199,7 @@ import os
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._file_state import read_state
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._health import parse_smi_query, smi_exit_problem
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu._node import (
@@ -221,6 +236,7 @@ def main() -> None:
             "modules_file": {"type": "path", "default": "/proc/modules"},
             "rdma_dir": {"type": "path", "default": "/sys/class/infiniband"},
             "route_file": {"type": "path", "default": "/proc/net/route"},
+            "files_record": {"type": "path", "default": ""},
         },
         supports_check_mode=True,
     )
@@ -279,6 +295,7 @@ def main() -> None:
         services_to_start=[unit for unit in asked["services"] if unit not in up],
         default_ifname=default_route_ifname(_read(p["route_file"])),
         rdma_shape=bool(asked["rdma_hcas"]),
+        files_state=read_state(p["files_record"]),
         **facts,
     )
 

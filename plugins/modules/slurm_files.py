@@ -116,6 +116,15 @@ options:
         type: list
         elements: str
         default: []
+  record:
+    description:
+      - A path where the call keeps the list of what it manages (each path, file or directory, and
+        whether its content is a secret), written only when that list changes and never in check mode.
+      - The node's probe (M(oci_gpu.cluster.slurm_node_info) and M(oci_gpu.cluster.gpu_node_info) option
+        C(files_record)) reads it back with the state of each path, and the filter
+        R(oci_gpu.cluster.files_not_in_place,ansible_collections.oci_gpu.cluster.files_not_in_place_filter)
+        tells from that whether this call would change anything, so that a converged node skips it.
+    type: path
 extends_documentation_fragment:
   - oci_gpu.cluster._host_files
   - ansible.builtin.action_common_attributes
@@ -158,6 +167,12 @@ import tempfile
 
 from ansible.module_utils.basic import AnsibleModule
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._file_state import (
+    managed,
+    record_items,
+    wanted,
+    write_record,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place
 
 ITEM_COMMON = {
@@ -166,11 +181,6 @@ ITEM_COMMON = {
     "group": {"type": "str"},
     "roles": {"type": "list", "elements": "str", "default": []},
 }
-
-
-def wanted(items: list[dict], node_roles: list[str]) -> list[dict]:
-    """The items this node needs: those without roles, and those sharing a role with it."""
-    return [i for i in items if not i["roles"] or set(i["roles"]) & set(node_roles)]
 
 
 def owner_known(item: dict) -> bool:
@@ -214,19 +224,6 @@ def read_text(path: str) -> str | None:
         return None
 
 
-_MANAGED_MARK = "Managed by Ansible (oci_gpu.cluster"
-
-
-def _managed(path: str) -> bool:
-    """Whether one of the file's first three lines carries the collection's managed mark."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            head = [handle.readline() for _line in range(3)]
-        return any(_MANAGED_MARK in line for line in head)
-    except OSError:
-        return False
-
-
 def main() -> None:
     module = AnsibleModule(
         argument_spec={
@@ -256,6 +253,7 @@ def main() -> None:
                     "validate": {"type": "str"},
                 },
             },
+            "record": {"type": "path"},
         },
         supports_check_mode=True,
     )
@@ -292,7 +290,7 @@ def main() -> None:
         path = item["path"]
         name = item["name"] or path
         if item["state"] == "absent_if_managed":
-            if not os.path.isfile(path) or not _managed(path):
+            if not os.path.isfile(path) or not managed(path):
                 continue
             item = {**item, "state": "absent"}
         if item["state"] == "absent":
@@ -364,6 +362,14 @@ def main() -> None:
             changed_paths.append(path)
             changed_names.append(name)
 
+    if module.params["record"] and not module.check_mode:
+        # What this call manages, for the probe of the next run (module_utils/common/_file_state.py):
+        # bookkeeping, not a change of the node's files.
+        items = record_items(module.params["directories"], module.params["files"], roles)
+        try:
+            write_record(module.params["record"], items)
+        except OSError as exc:
+            module.fail_json(msg=f"slurm_files: cannot write the record {module.params['record']}: {exc}")
     result = {"changed": bool(changed_paths), "changed_paths": changed_paths, "changed_names": changed_names}
     if module._diff:
         result["diff"] = diffs

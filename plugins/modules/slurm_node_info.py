@@ -172,6 +172,13 @@ options:
     type: str
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
+  files_record:
+    description:
+      - The record a C(oci_gpu.cluster.slurm_files) call keeps (its option C(record)); RV(files_state) gives
+        the state of every path in it, for the filter C(oci_gpu.cluster.files_not_in_place). Empty reads
+        nothing.
+    type: path
+    default: ""
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
   - oci_gpu.cluster._slurm_plugin_dirs
@@ -191,6 +198,13 @@ EXAMPLES = r"""
 """
 
 RETURN = r"""
+files_state:
+  description:
+    - The state of each path of O(files_record) (empty without it) - C(kind) (C(file), C(directory), C(link),
+      C(other) or C(absent)), C(owner), C(group), C(uid), C(gid), C(mode), and for a file C(sha256) and
+      C(managed). The digest of a file the record marks as a secret is never read.
+  returned: always
+  type: dict
 record:
   description: The node record for the Slurm configuration model; compute hosts with slurmd installed.
   returned: success
@@ -336,6 +350,7 @@ import time
 from ansible.module_utils.basic import AnsibleModule
 from ansible.module_utils.urls import open_url
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._file_state import read_state
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_record, read_text
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._systemd import running, unit_states
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.gpu import _shapes
@@ -493,6 +508,7 @@ def main() -> None:
             "topology_required": {"type": "bool", "default": False},
             "accounts": {"type": "list", "elements": "str", "default": ["slurm"]},
             "control_time": {"type": "float"},
+            "files_record": {"type": "path", "default": ""},
         },
         supports_check_mode=True,
     )
@@ -544,6 +560,7 @@ def main() -> None:
         "pam_modules": {module_name: pam_module_path(module_name) for module_name in p["pam_modules"]},
         "pyxis": {} if p["pyxis_plugin"] is None else _pyxis(p["pyxis_plugin"]),
         "pam_services": {svc: read_text(os.path.join(p["pam_dir"], svc)) for svc in p["pam_services"]},
+        "files_state": read_state(p["files_record"]),
     }
     if "compute" not in p["roles"]:
         module.exit_json(**result)

@@ -35,3 +35,29 @@ def test_argument_specs_mirror_defaults(role: Path) -> None:
 def test_meta_main_is_not_standalone(role: Path) -> None:
     meta = yaml.safe_load((role / "meta" / "main.yml").read_text())
     assert meta["galaxy_info"]["standalone"] is False
+
+
+# playbooks/slurm.yml runs these roles with rolespec_validate: false, because its first play validated
+# the same options through the preflight entry point: the two specs must stay the same.
+@pytest.mark.parametrize("name", ["gpu_node", "munge", "slurm"])
+def test_the_preflight_spec_validates_what_main_would(name: str) -> None:
+    role = next(p for p in ROLES if p.name == name)
+    specs = yaml.safe_load((role / "meta" / "argument_specs.yml").read_text())["argument_specs"]
+    assert specs["preflight"]["options"] == specs["main"]["options"]
+    playbook = (role.parents[1] / "playbooks" / "slurm.yml").read_text()
+    assert f"name: oci_gpu.cluster.{name}\n" in playbook
+
+
+def test_the_slurm_playbook_skips_only_validations_its_first_play_made() -> None:
+    plays = yaml.safe_load((ROLES[0].parents[1] / "playbooks" / "slurm.yml").read_text())
+    first = yaml.safe_dump(plays[1])
+    unvalidated = []
+    for play in plays[2:]:
+        for task in play.get("tasks", []):
+            for key in ("ansible.builtin.include_role", "ansible.builtin.import_role"):
+                args = task.get(key)
+                if args and args.get("rolespec_validate") is False:
+                    unvalidated.append(args["name"])
+    assert sorted(unvalidated) == ["oci_gpu.cluster.gpu_node", "oci_gpu.cluster.munge", "oci_gpu.cluster.slurm"]
+    for name in unvalidated:
+        assert f"name: {name}\n" in first and "tasks_from: preflight" in first

@@ -127,3 +127,39 @@ def test_a_file_can_keep_its_content_out_of_the_diff(tmp_path: Path) -> None:
     assert second["changed_names"] == ["health program"] and "print" not in json.dumps(second["diff"])
     assert (tmp_path / "health").read_text() == "#!/usr/bin/python3\nprint('new')\n"
     assert run_module(args, "--diff")["changed"] is False
+
+
+def test_the_record_lets_the_probe_vouch_for_a_converged_node(tmp_path: Path) -> None:
+    """slurm_files keeps a record of what it manages; the probe reads it back, and the filter
+    files_not_in_place tells from that read alone whether the call would change anything."""
+    from ansible_collections.oci_gpu.cluster.plugins.filter.files_not_in_place import files_not_in_place
+
+    args = {**file_set(tmp_path), "record": str(tmp_path / "rec" / "files.json")}
+
+    def probe() -> dict:
+        res = adhoc.run_module("slurm_node_info", {"name": "n1", "roles": ["login"], "files_record": args["record"]})
+        assert "files_state" in res, res
+        return res["files_state"]
+
+    run_module(args, "--check")
+    assert not (tmp_path / "rec").exists(), "check mode keeps no record"
+    assert probe() == {}
+    assert files_not_in_place(args, args["node_roles"], {}) == [str(tmp_path / "etc"), str(tmp_path / "spool")] + [
+        str(tmp_path / "etc" / n) for n in ("gres.conf", "slurm.conf")
+    ]
+    assert run_module(args)["changed"] is True
+    # the items of other roles are not in the record
+    assert sorted(probe()) == sorted([str(tmp_path / p) for p in ("etc", "spool", "etc/gres.conf", "etc/slurm.conf")])
+    assert files_not_in_place(args, args["node_roles"], probe()) == []
+    # a file edited by hand, and a mode changed, are named; the call puts them back
+    (tmp_path / "etc" / "gres.conf").write_text("AutoDetect=nvml\n")
+    (tmp_path / "spool").chmod(0o755)
+    assert files_not_in_place(args, args["node_roles"], probe()) == [
+        str(tmp_path / "spool"),
+        str(tmp_path / "etc" / "gres.conf"),
+    ]
+    assert run_module(args)["changed_paths"] == [str(tmp_path / "spool"), str(tmp_path / "etc" / "gres.conf")]
+    assert files_not_in_place(args, args["node_roles"], probe()) == []
+    # a file the manifest gains is not in the record yet: the call runs
+    args["files"].append({"name": "cgroup.conf", "path": str(tmp_path / "etc" / "cgroup.conf"), "content": "x\n"})
+    assert files_not_in_place(args, args["node_roles"], probe()) == [str(tmp_path / "etc" / "cgroup.conf")]
