@@ -77,15 +77,9 @@ options:
     description: The kernel's IPv4 routing table, read for RV(default_ifname).
     type: path
     default: /proc/net/route
-  files_record:
-    description:
-      - The record a C(oci_gpu.cluster.slurm_files) call keeps (its option C(record)); RV(files_state) gives
-        the state of every path in it, for the filter C(oci_gpu.cluster.files_not_in_place). Empty reads
-        nothing.
-    type: path
-    default: ""
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._files_record
   - ansible.builtin.action_common_attributes
 attributes:
   platform:
@@ -103,10 +97,7 @@ EXAMPLES = r"""
 
 RETURN = r"""
 files_state:
-  description:
-    - The state of each path of O(files_record) (empty without it) - C(kind) (C(file), C(directory), C(link),
-      C(other) or C(absent)), C(owner), C(group), C(uid), C(gid), C(mode), and for a file C(sha256) and
-      C(managed). The digest of a file the record marks as a secret is never read.
+  description: The state of each path of O(files_record), as M(oci_gpu.cluster.slurm_node_info) returns it.
   returned: always
   type: dict
 problems:

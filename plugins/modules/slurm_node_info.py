@@ -172,15 +172,9 @@ options:
     type: str
   plugin_dirs:
     description: Directories searched for Slurm plugins (for the NVML plugin check).
-  files_record:
-    description:
-      - The record a C(oci_gpu.cluster.slurm_files) call keeps (its option C(record)); RV(files_state) gives
-        the state of every path in it, for the filter C(oci_gpu.cluster.files_not_in_place). Empty reads
-        nothing.
-    type: path
-    default: ""
 extends_documentation_fragment:
   - oci_gpu.cluster._read_only
+  - oci_gpu.cluster._files_record
   - oci_gpu.cluster._slurm_plugin_dirs
   - ansible.builtin.action_common_attributes
 attributes:
