@@ -49,6 +49,8 @@ import pwd
 import stat
 import tempfile
 
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_json
+
 MANAGED_MARK = "Managed by Ansible (oci_gpu.cluster"
 
 
@@ -141,13 +143,9 @@ def path_state(path, secret=False):
 
 
 def read_state(record_path):
-    if not record_path:
-        return {}
-    try:
-        with open(record_path, encoding="utf-8") as handle:
-            record = json.load(handle)
-        items = record["items"] if record.get("version") == 1 else []
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    record = read_json(record_path)
+    items = record.get("items") if isinstance(record, dict) and record.get("version") == 1 else None
+    if not isinstance(items, list):
         return {}
     out = {}
     for item in items:

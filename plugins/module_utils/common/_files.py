@@ -14,6 +14,8 @@ Pure Python, standard library only, importable on Python 3.8+.
 ``read_record(path)``
     A JSON object of strings the role keeps on a node (what the daemons applied, the nodes held
     DOWN); ``{}`` when missing or unreadable.
+``read_json(path)``
+    A JSON file's data; None when the path is empty, or the file missing, unreadable or not JSON.
 ``read_text(path, errors="replace")``
     A small text file's content (UTF-8, undecodable bytes handled by ``errors``); None when it is
     missing or unreadable.
@@ -32,14 +34,18 @@ def move_into_place(module, tmp, path):
         module.set_context_if_different(path, context, False)
 
 
-def read_record(path):
+def read_json(path):
     if not path:
-        return {}
+        return None
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            return json.load(handle)
     except (OSError, ValueError):
-        return {}
+        return None
+
+
+def read_record(path):
+    data = read_json(path)
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 
 
