@@ -367,7 +367,7 @@ def main() -> None:
         # bookkeeping, not a change of the node's files.
         items = record_items(module.params["directories"], module.params["files"], roles)
         try:
-            write_record(module.params["record"], items)
+            write_record(module.params["record"], items, module)
         except OSError as exc:
             module.fail_json(msg=f"slurm_files: cannot write the record {module.params['record']}: {exc}")
     result = {"changed": bool(changed_paths), "changed_paths": changed_paths, "changed_names": changed_names}

@@ -25,8 +25,9 @@ gone.
     The items without roles, and those sharing a role with the node.
 ``record_items(directories, files, node_roles)``
     What ``write_record`` keeps: ``[{"path", "kind": "directory"|"file", "secret": bool}]``.
-``write_record(path, items)``
-    Writes the record (JSON, root's, 0644) only when it differs; True when it wrote.
+``write_record(path, items, module=None)``
+    Writes the record (JSON, 0644) only when it differs, through ``_files.move_into_place`` when a
+    module is given (SELinux context as for every other file a module writes); True when it wrote.
 ``read_state(record_path)``
     ``{path: state}`` for every path of the record, as it is now: ``kind`` (``directory``, ``file``,
     ``link``, ``other`` or ``absent``), ``owner``, ``group`` (names, numbers where a name is
@@ -49,7 +50,7 @@ import pwd
 import stat
 import tempfile
 
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import read_json
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.common._files import move_into_place, read_json
 
 MANAGED_MARK = "Managed by Ansible (oci_gpu.cluster"
 
@@ -69,7 +70,7 @@ def record_items(directories, files, node_roles):
     return out
 
 
-def write_record(path, items):
+def write_record(path, items, module=None):
     text = json.dumps({"version": 1, "items": items}, indent=1, sort_keys=True) + "\n"
     try:
         with open(path, encoding="utf-8") as handle:
@@ -84,7 +85,10 @@ def write_record(path, items):
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
         os.chmod(tmp, 0o644)
-        os.rename(tmp, path)
+        if module is None:
+            os.rename(tmp, path)
+        else:
+            move_into_place(module, tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
