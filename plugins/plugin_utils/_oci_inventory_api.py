@@ -64,44 +64,23 @@ def slim_instance(i: Any) -> dict[str, Any]:
     }
 
 
-def slim_attachment(a: Any) -> dict[str, Any]:
-    keys = ("instance_id", "vnic_id", "subnet_id", "lifecycle_state", "nic_index", "time_created")
-    return {k: _g(a, k) for k in keys}
+# The fields kept of each other kind of OCI record, by kind: slim dicts, no SDK object past this file.
+_SLIM_FIELDS: dict[str, tuple[str, ...]] = {
+    kind: tuple(fields.split())
+    for kind, fields in {
+        "attachment": "instance_id vnic_id subnet_id lifecycle_state nic_index time_created",
+        "private_ip": "id vnic_id ip_address hostname_label is_primary subnet_id",
+        "subnet": "id compartment_id display_name cidr_block subnet_domain_name prohibit_public_ip_on_vnic vcn_id",
+        "pool": "id display_name lifecycle_state instance_configuration_id size",
+        "compute_host": "id instance_id hpc_island_id network_block_id local_block_id gpu_memory_fabric_id"
+        " health lifecycle_state",
+    }.items()
+}
 
 
-def slim_private_ip(p: Any) -> dict[str, Any]:
-    return {k: _g(p, k) for k in ("id", "vnic_id", "ip_address", "hostname_label", "is_primary", "subnet_id")}
-
-
-def slim_subnet(s: Any) -> dict[str, Any]:
-    keys = (
-        "id",
-        "compartment_id",
-        "display_name",
-        "cidr_block",
-        "subnet_domain_name",
-        "prohibit_public_ip_on_vnic",
-        "vcn_id",
-    )
-    return {k: _g(s, k) for k in keys}
-
-
-def _slim_pool(p: Any) -> dict[str, Any]:
-    return {k: _g(p, k) for k in ("id", "display_name", "lifecycle_state", "instance_configuration_id", "size")}
-
-
-def slim_compute_host(h: Any) -> dict[str, Any]:
-    keys = (
-        "id",
-        "instance_id",
-        "hpc_island_id",
-        "network_block_id",
-        "local_block_id",
-        "gpu_memory_fabric_id",
-        "health",
-        "lifecycle_state",
-    )
-    return {k: _g(h, k) for k in keys}
+def slim(kind: str, record: Any) -> dict[str, Any]:
+    """The fields of ``_SLIM_FIELDS[kind]`` of an SDK model or a raw JSON dict."""
+    return {k: _g(record, k) for k in _SLIM_FIELDS[kind]}
 
 
 class CallFailed(Exception):
@@ -224,13 +203,13 @@ class SdkApi:
 
     def list_vnic_attachments(self, region: str, compartment: str, ad: str | None = None) -> list[dict[str, Any]]:
         query = {"compartmentId": compartment, "availabilityDomain": ad}
-        return [slim_attachment(a) for a in self._raw_all("compute", region, "/vnicAttachments", query)]
+        return [slim("attachment", a) for a in self._raw_all("compute", region, "/vnicAttachments", query)]
 
     def list_private_ips(self, region: str, subnet: str) -> list[dict[str, Any]]:
-        return [slim_private_ip(p) for p in self._raw_all("network", region, "/privateIps", {"subnetId": subnet})]
+        return [slim("private_ip", p) for p in self._raw_all("network", region, "/privateIps", {"subnetId": subnet})]
 
     def get_subnet(self, region: str, subnet: str) -> dict[str, Any]:
-        return slim_subnet(self._call(self._client("network", region).get_subnet, subnet).data)
+        return slim("subnet", self._call(self._client("network", region).get_subnet, subnet).data)
 
     def get_public_ip_by_private_ip(self, region: str, private_ip_id: str) -> str | None:
         details = self.oci.core.models.GetPublicIpByPrivateIpIdDetails(private_ip_id=private_ip_id)
@@ -243,7 +222,7 @@ class SdkApi:
 
     def list_compute_hosts(self, region: str, compartment: str, subtree: bool) -> list[dict[str, Any]]:
         query = {"compartmentId": compartment, "computeHostInSubtree": subtree}
-        return [slim_compute_host(h) for h in self._raw_all("compute", region, "/computeHosts", query)]
+        return [slim("compute_host", h) for h in self._raw_all("compute", region, "/computeHosts", query)]
 
     def list_cluster_networks(self, region: str, compartment: str) -> list[dict[str, Any]]:
         return [
@@ -251,18 +230,19 @@ class SdkApi:
                 "id": c["id"],
                 "display_name": c.get("displayName"),
                 "lifecycle_state": c.get("lifecycleState"),
-                "instance_pools": [_slim_pool(p) for p in (c.get("instancePools") or [])],
+                "instance_pools": [slim("pool", p) for p in (c.get("instancePools") or [])],
             }
             for c in self._raw_all("management", region, "/clusterNetworks", {"compartmentId": compartment})
         ]
 
     def list_subnets(self, region: str, compartment: str, vcn: str | None) -> list[dict[str, Any]]:
         query = {"compartmentId": compartment, "vcnId": vcn}
-        return [slim_subnet(x) for x in self._raw_all("network", region, "/subnets", query)]
+        return [slim("subnet", x) for x in self._raw_all("network", region, "/subnets", query)]
 
     def list_instance_pools(self, region: str, compartment: str) -> list[dict[str, Any]]:
         return [
-            _slim_pool(p) for p in self._raw_all("management", region, "/instancePools", {"compartmentId": compartment})
+            slim("pool", p)
+            for p in self._raw_all("management", region, "/instancePools", {"compartmentId": compartment})
         ]
 
     def list_instance_pool_instances(self, region: str, compartment: str, pool: str) -> list[str]:

@@ -404,6 +404,14 @@ class Emulator(ComputeMixin):
         headers = {"opc-next-page": f"p{start + limit}"} if start + limit < len(items) else {}
         return [public_view(i) for i in chunk], headers
 
+    def listed(
+        self, items: list[dict[str, Any]], q: dict[str, str], *same: str, wrap: bool = False, **fields: str
+    ) -> tuple[Any, dict[str, str]]:
+        """A list call's answer: the items the query's filters keep (``_filter``), one page of them,
+        under ``items`` where the API wraps the list in an object (``wrap``)."""
+        page, headers = self.page(_filter(items, q, *same, **fields), q)
+        return ({"items": page} if wrap else page), headers
+
     @staticmethod
     def need(q: dict[str, str], *names: str) -> None:
         for n in names:
@@ -433,7 +441,7 @@ class Emulator(ComputeMixin):
         def handler(r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
             self.need(q, "compartmentId", *(("availabilityDomain",) if need_ad else ()))
             items = [i for i in getattr(r, attr) if i.get("compartmentId") == q["compartmentId"]]
-            items = _filter(items, q, availabilityDomain="availabilityDomain", lifecycleState="lifecycleState")
+            items = _filter(items, q, "availabilityDomain", "lifecycleState")
             if q.get(name_key if name_key != "displayName" else "displayName"):
                 items = [
                     i for i in items if i.get(name_key) == q.get(name_key if name_key == "displayName" else "name")
@@ -454,8 +462,7 @@ class Emulator(ComputeMixin):
             items = self.tenancy.subtree(root)
         else:
             items = list(self.tenancy.children.get(root, []))
-        items = _filter(items, q, lifecycleState="lifecycleState", name="name")
-        return self.page(items, q)
+        return self.listed(items, q, "lifecycleState", "name")
 
     def get_compartment(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         if p["id"] == self.tenancy.id:
@@ -502,20 +509,12 @@ class Emulator(ComputeMixin):
     def list_instances(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
         items = r.instances_by_comp.get(q["compartmentId"], [])
-        items = _filter(
-            items,
-            q,
-            availabilityDomain="availabilityDomain",
-            displayName="displayName",
-            lifecycleState="lifecycleState",
-        )
-        return self.page(items, q)
+        return self.listed(items, q, "availabilityDomain", "displayName", "lifecycleState")
 
     def list_vnic_attachments(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
         items = r.attachments_by_comp.get(q["compartmentId"], [])
-        items = _filter(items, q, availabilityDomain="availabilityDomain", instanceId="instanceId", vnicId="vnicId")
-        return self.page(items, q)
+        return self.listed(items, q, "availabilityDomain", "instanceId", "vnicId")
 
     def get_vnic(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         vnic = r.vnics.get(p["id"])
@@ -531,14 +530,12 @@ class Emulator(ComputeMixin):
             items = r.private_ips_by_vnic.get(q["vnicId"], [])
         else:
             raise ApiError(400, "MissingParameter", "subnetId, vnicId or vlanId is required")
-        items = _filter(items, q, ipAddress="ipAddress", vnicId="vnicId")
-        return self.page(items, q)
+        return self.listed(items, q, "ipAddress", "vnicId")
 
     def list_subnets(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
         items = [s for s in r.subnets if s["compartmentId"] == q["compartmentId"]]
-        items = _filter(items, q, vcnId="vcnId", displayName="displayName", lifecycleState="lifecycleState")
-        return self.page(items, q)
+        return self.listed(items, q, "vcnId", "displayName", "lifecycleState")
 
     def public_ip_by_private(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         pip = (body or {}).get("privateIpId")
@@ -554,8 +551,7 @@ class Emulator(ComputeMixin):
         if q["scope"] == "AVAILABILITY_DOMAIN":
             self.need(q, "availabilityDomain")
         items = [i for i in r.public_ips if i["compartmentId"] == q["compartmentId"] and i["scope"] == q["scope"]]
-        items = _filter(items, q, availabilityDomain="availabilityDomain", lifetime="lifetime")
-        return self.page(items, q)
+        return self.listed(items, q, "availabilityDomain", "lifetime")
 
     def list_compute_hosts(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
@@ -565,16 +561,15 @@ class Emulator(ComputeMixin):
             items = [h for h in r.compute_hosts if h["compartmentId"] in comps]
         else:
             items = [h for h in r.compute_hosts if h["compartmentId"] == comp]
-        items = _filter(
+        return self.listed(
             items,
             q,
-            availabilityDomain="availabilityDomain",
-            displayName="displayName",
+            "availabilityDomain",
+            "displayName",
             computeHostLifecycleState="lifecycleState",
             computeHostHealth="health",
+            wrap=True,
         )
-        page, headers = self.page(items, q)
-        return {"items": page}, headers
 
     def list_pool_instances(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         pool = r.by_id.get(p["id"])
@@ -592,8 +587,7 @@ class Emulator(ComputeMixin):
     def list_cluster_networks(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
         items = [self._cn_full(r, c) for c in r.cluster_networks if c["compartmentId"] == q["compartmentId"]]
-        items = _filter(items, q, displayName="displayName", lifecycleState="lifecycleState")
-        return self.page(items, q)
+        return self.listed(items, q, "displayName", "lifecycleState")
 
     def get_cluster_network(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         cn = r.by_id.get(p["id"])
@@ -613,8 +607,7 @@ class Emulator(ComputeMixin):
     def list_node_pools(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         self.need(q, "compartmentId")
         items = [n for n in r.node_pools if n["compartmentId"] == q["compartmentId"]]
-        items = _filter(items, q, clusterId="clusterId", name="name", lifecycleState="lifecycleState")
-        return self.page(items, q)
+        return self.listed(items, q, "clusterId", "name", "lifecycleState")
 
     def create_kubeconfig(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         cluster = r.by_id.get(p["id"])
@@ -827,10 +820,7 @@ class Emulator(ComputeMixin):
         items = r.exports
         if q.get("compartmentId"):
             items = [e for e in items if e.get("_compartmentId") == q["compartmentId"]]
-        items = _filter(
-            items, q, exportSetId="exportSetId", fileSystemId="fileSystemId", lifecycleState="lifecycleState"
-        )
-        return self.page(items, q)
+        return self.listed(items, q, "exportSetId", "fileSystemId", "lifecycleState")
 
     def list_lustre(self, r: RegionState, q: dict[str, str], p: dict[str, str], body: Any) -> Any:
         items = r.lustre_file_systems
@@ -838,16 +828,7 @@ class Emulator(ComputeMixin):
             items = [f for f in items if f["compartmentId"] == q["compartmentId"]]
         elif not q.get("id"):
             raise ApiError(400, "MissingParameter", "compartmentId or id is required")
-        items = _filter(
-            items,
-            q,
-            availabilityDomain="availabilityDomain",
-            lifecycleState="lifecycleState",
-            displayName="displayName",
-            id="id",
-        )
-        page, headers = self.page(items, q)
-        return {"items": page}, headers
+        return self.listed(items, q, "availabilityDomain", "lifecycleState", "displayName", "id", wrap=True)
 
 
 class RawBody:
@@ -855,8 +836,10 @@ class RawBody:
         self.data, self.content_type = data, content_type
 
 
-def _filter(items: list[dict[str, Any]], q: dict[str, str], **fields: str) -> list[dict[str, Any]]:
-    for param, field in fields.items():
+def _filter(items: list[dict[str, Any]], q: dict[str, str], *same: str, **fields: str) -> list[dict[str, Any]]:
+    """The items whose fields equal the query's filters: ``same`` names a parameter that filters the
+    field of its own name, ``fields`` maps a parameter to another field."""
+    for param, field in [*((name, name) for name in same), *fields.items()]:
         want = q.get(param)
         if want:
             items = [i for i in items if str(i.get(field)) == want]
