@@ -17,6 +17,11 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import
     plan_cluster,
     preflight_cluster,
 )
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settings import (
+    container_problems,
+    container_settings,
+    role_config,
+)
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
@@ -28,7 +33,20 @@ ARGUMENT_SPEC: dict[str, Any] = {
     "compute_hosts": {"type": "list", "elements": "str", "default": []},
     "login_hosts": {"type": "list", "elements": "str", "default": []},
     "partitions": {"type": "list", "elements": "raw", "default": []},
+    # the site's slurm.conf keys (slurm_config): they win over the role's own, which the settings below give
     "config": {"type": "raw", "default": {}},
+    "state_save_location": {"type": "str", "default": ""},
+    "health_check": {
+        "type": "dict",
+        "default": {},
+        "options": {
+            "program": {"type": "str", "default": ""},
+            "interval": {"type": "int", "default": 0},
+            "node_state": {"type": "str", "default": "ANY"},
+        },
+    },
+    "private_data": {"type": "str", "default": ""},
+    "jwt_key_path": {"type": "str", "default": ""},
     "cgroup": {"type": "raw", "default": {}},
     "gres_autodetect": {"type": "str", "default": "auto"},
     "accounting": {"type": "raw"},
@@ -79,6 +97,18 @@ class ActionModule(CollectionAction):
         cluster = {k: args[k] for k in (*keys, *more)}
         cluster["where"] = f"set for {task_vars.get('inventory_hostname', 'the control node')}"
         cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
+        site = args["config"] if isinstance(args["config"], Mapping) else {}
+        if site is args["config"]:  # else the model names the site's config that is not a mapping
+            cluster["config"] = role_config(
+                site,
+                conf_dir=args["conf_dir"],
+                configless=args["configless"],
+                state_save_location=args["state_save_location"],
+                health_check=args["health_check"],
+                private_data=args["private_data"],
+                containers=cluster["containers"],
+                jwt_key_path=args["jwt_key_path"],
+            )
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None
         hosts = {
@@ -98,6 +128,8 @@ class ActionModule(CollectionAction):
                 if args["topology"] != "none":
                     cluster["topology_inventory"] = self._inventory_topology(task_vars, hosts["compute"])
                 plan = plan_cluster(cluster, hosts, probes, omit_token=marker)
+                settings = container_settings(cluster["containers"], site, args["conf_dir"])
+                plan["container_problems"] = container_problems(settings, plan.get("version"))
         except SlurmPlanError as exc:
             raise AnsibleActionFail(f"slurm_cluster_plan: {exc}") from None
         result.update(plan)

@@ -54,60 +54,13 @@ _value:
 from ansible.errors import AnsibleFilterError
 
 
-def _true(value):
-    return str(value).strip().lower() in ("true", "yes", "1", "on")
-
-
 def slurm_container_problems(settings, version=None):
     # Imported at the first call, not with the file (docs/layout.md, "Filter files import nothing heavy").
-    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
-        enroot_conf_problems,
-        oci_conf_problems,
-        pyxis_args_problems,
-    )
+    from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settings import container_problems
 
     if not isinstance(settings, dict):
         raise AnsibleFilterError(f"slurm_container_problems expects a dict of settings, got {settings!r}")
-    problems = []
-    oci = _true(settings.get("oci_enabled"))
-    pyxis = _true(settings.get("pyxis_enabled"))
-    if oci:
-        problems.extend(
-            oci_conf_problems(settings.get("oci_config") or {}, version or None, settings.get("oci_state_dir", ""))
-        )
-    if pyxis:
-        problems.extend(pyxis_args_problems(settings.get("pyxis_args") or {}))
-        problems.extend(enroot_conf_problems(settings.get("enroot_base_dir"), settings.get("enroot_config")))
-    prolog = str(settings.get("prolog") or "").strip()
-    prolog_dir = str(settings.get("prolog_dir") or "").rstrip("/")
-    if (oci or pyxis) and prolog:
-        problems.extend(
-            _keeps(
-                "Prolog",
-                prolog,
-                prolog_dir,
-                "oci-gpu-containers.sh",
-                "the containers need the role's prolog, which makes each job user's runtime directories",
-            )
-        )
-    if str(settings.get("job_map_dir") or "").strip():
-        why = "the GPU job map (slurm_gpu_job_map_dir) needs the role's {}; or set slurm_gpu_job_map_dir: ''"
-        for key in ("Prolog", "Epilog"):
-            value = str(settings.get(key.lower()) or "").strip()
-            where = str(settings.get(f"{key.lower()}_dir") or "").rstrip("/")
-            if value:
-                problems.extend(_keeps(key, value, where, "oci-gpu-job-map.sh", why.format(key.lower())))
-    return problems
-
-
-def _keeps(key, value, directory, script, why):
-    """A problem when a site's own ``key`` (a comma-separated list) runs neither the role's glob nor its script."""
-    if {f"{directory}/*", f"{directory}/{script}"} & {p.strip() for p in value.split(",")}:
-        return []
-    return [
-        f"slurm_config.{key} = {value!r}: {why}. Add {directory}/* (and put your script in {directory}) or "
-        f"{directory}/{script} to the comma-separated list"
-    ]
+    return container_problems(settings, version)
 
 
 class FilterModule:

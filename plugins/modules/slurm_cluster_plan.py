@@ -61,9 +61,41 @@ options:
     elements: raw
     default: []
   config:
-    description: C(slurm.conf) overrides; a value of C(omit) drops a key.
+    description:
+      - The site's C(slurm.conf) keys (the slurm role's C(slurm_config)); a value of C(omit) drops a key.
+      - They win over the keys the settings below give (O(configless), O(state_save_location), O(health_check),
+        O(private_data), O(jwt_key_path), and C(Prolog)/C(Epilog) for O(containers)).
     type: raw
     default: {}
+  state_save_location:
+    description: C(StateSaveLocation); empty keeps the model's default.
+    type: str
+    default: ""
+  health_check:
+    description: C(HealthCheckProgram), C(HealthCheckInterval) and C(HealthCheckNodeState), set when C(program) is.
+    type: dict
+    default: {}
+    suboptions:
+      program:
+        description: The program; empty sets no health check.
+        type: str
+        default: ""
+      interval:
+        description: Seconds between runs.
+        type: int
+        default: 0
+      node_state:
+        description: The node states it runs on.
+        type: str
+        default: ANY
+  private_data:
+    description: C(PrivateData); empty sets none.
+    type: str
+    default: ""
+  jwt_key_path:
+    description: The JWT key's path on the controllers; set, C(AuthAltTypes=auth/jwt) names it. Empty - no JWT.
+    type: str
+    default: ""
   cgroup:
     description: C(cgroup.conf) overrides.
     type: raw
@@ -296,6 +328,13 @@ oci_series:
   description: The C(oci.conf) series for the planned release, V(22.05) (up to 24.05) or V(24.11).
   returned: stage=plan
   type: str
+container_problems:
+  description:
+    - What the container and GPU job map settings (O(containers), and a C(Prolog) or C(Epilog) of O(config)) would
+      break on the release the plan follows, one message each naming the key and the value; empty when usable.
+  returned: stage=plan
+  type: list
+  elements: str
 report:
   description: Lines for the operator (hosts lost, nodes kept, added or removed).
   returned: stage=plan

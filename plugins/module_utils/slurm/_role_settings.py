@@ -1,0 +1,138 @@
+# Copyright: contributors to the oci_gpu.cluster project
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
+# Do not use this from other collections or standalone plugins/modules!
+"""The slurm role's settings as the plan takes them: the slurm.conf keys the role sets on top of the
+model's defaults, and the container checks (the plan's action computes both once per run).
+
+Public API
+----------
+``role_config(site, *, conf_dir, configless, state_save_location, health_check, private_data,
+containers, jwt_key_path) -> dict``
+    The slurm.conf overrides the plan gets: the role's own keys, then the site's ``slurm_config``
+    (``site``), which wins key by key. A value of the omit placeholder in ``site`` passes through
+    (the model drops the key).
+``container_settings(containers, site, conf_dir) -> dict``
+    What ``container_problems`` reads: the ``containers`` settings, the site's own ``Prolog`` and
+    ``Epilog`` (any case) and the role's prolog and epilog directories.
+``container_problems(settings, version=None) -> list``
+    The container and GPU job map settings Slurm ``version`` would refuse or that would lose the
+    role's prolog or epilog, each naming the key and the value (public filter
+    ``slurm_container_problems``).
+
+Pure Python, standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers import (
+    enroot_conf_problems,
+    oci_conf_problems,
+    pyxis_args_problems,
+)
+
+
+def _true(value: Any) -> bool:
+    return str(value).strip().lower() in ("true", "yes", "1", "on")
+
+
+def _dirs(conf_dir: str) -> tuple[str, str]:
+    base = str(conf_dir).rstrip("/")
+    return f"{base}/prolog.d", f"{base}/epilog.d"
+
+
+def role_config(
+    site: Mapping[str, Any] | None,
+    *,
+    conf_dir: str,
+    configless: bool = False,
+    state_save_location: str = "",
+    health_check: Mapping[str, Any] | None = None,
+    private_data: str = "",
+    containers: Mapping[str, Any] | None = None,
+    jwt_key_path: str = "",
+) -> dict[str, Any]:
+    """The role's slurm.conf keys, in the order the role has always merged them, then ``site``."""
+    containers = containers or {}
+    health = health_check or {}
+    prolog_dir, epilog_dir = _dirs(conf_dir)
+    job_map = bool(str(containers.get("job_map_dir") or "").strip())
+    containers_on = _true(containers.get("oci_enabled")) or _true(containers.get("pyxis_enabled"))
+    out: dict[str, Any] = {}
+    if configless:
+        out["SlurmctldParameters"] = "enable_configless"
+    if state_save_location:
+        out["StateSaveLocation"] = state_save_location
+    if health.get("program"):
+        out["HealthCheckProgram"] = health["program"]
+        out["HealthCheckInterval"] = int(health.get("interval") or 0)
+        out["HealthCheckNodeState"] = health.get("node_state")
+    if private_data:
+        out["PrivateData"] = private_data
+    if containers_on or job_map:
+        out["Prolog"] = f"{prolog_dir}/*"
+    if job_map:
+        out["Epilog"] = f"{epilog_dir}/*"
+    if jwt_key_path:
+        out["AuthAltTypes"] = "auth/jwt"
+        out["AuthAltParameters"] = f"jwt_key={jwt_key_path}"
+    out.update(site or {})
+    return out
+
+
+def _site_value(site: Mapping[str, Any] | None, key: str) -> str:
+    """The site's value of a slurm.conf ``key`` in any case (slurm.conf keys are case-insensitive)."""
+    for name, value in (site or {}).items():
+        if str(name).lower() == key.lower():
+            return value if isinstance(value, str) else ""  # omitted: the model drops the key
+    return ""
+
+
+def container_settings(containers: Mapping[str, Any] | None, site: Mapping[str, Any] | None, conf_dir: str) -> dict:
+    prolog_dir, epilog_dir = _dirs(conf_dir)
+    return dict(
+        containers or {},
+        prolog=_site_value(site, "prolog"),
+        prolog_dir=prolog_dir,
+        epilog=_site_value(site, "epilog"),
+        epilog_dir=epilog_dir,
+    )
+
+
+def container_problems(settings: Mapping[str, Any], version: Any = None) -> list[str]:
+    problems: list[str] = []
+    oci = _true(settings.get("oci_enabled"))
+    pyxis = _true(settings.get("pyxis_enabled"))
+    if oci:
+        problems.extend(
+            oci_conf_problems(settings.get("oci_config") or {}, version or None, settings.get("oci_state_dir", ""))
+        )
+    if pyxis:
+        problems.extend(pyxis_args_problems(settings.get("pyxis_args") or {}))
+        problems.extend(enroot_conf_problems(settings.get("enroot_base_dir"), settings.get("enroot_config")))
+    prolog = str(settings.get("prolog") or "").strip()
+    prolog_dir = str(settings.get("prolog_dir") or "").rstrip("/")
+    if (oci or pyxis) and prolog:
+        why = "the containers need the role's prolog, which makes each job user's runtime directories"
+        problems.extend(_keeps("Prolog", prolog, prolog_dir, "oci-gpu-containers.sh", why))
+    if str(settings.get("job_map_dir") or "").strip():
+        why = "the GPU job map (slurm_gpu_job_map_dir) needs the role's {}; or set slurm_gpu_job_map_dir: ''"
+        for key in ("Prolog", "Epilog"):
+            value = str(settings.get(key.lower()) or "").strip()
+            where = str(settings.get(f"{key.lower()}_dir") or "").rstrip("/")
+            if value:
+                problems.extend(_keeps(key, value, where, "oci-gpu-job-map.sh", why.format(key.lower())))
+    return problems
+
+
+def _keeps(key: str, value: str, directory: str, script: str, why: str) -> list[str]:
+    """A problem when a site's own ``key`` (a comma-separated list) runs neither the role's glob nor its script."""
+    if {f"{directory}/*", f"{directory}/{script}"} & {p.strip() for p in value.split(",")}:
+        return []
+    return [
+        f"slurm_config.{key} = {value!r}: {why}. Add {directory}/* (and put your script in {directory}) or "
+        f"{directory}/{script} to the comma-separated list"
+    ]
