@@ -21,6 +21,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settin
     container_problems,
     container_settings,
     role_config,
+    unit_files,
 )
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
@@ -47,6 +48,8 @@ ARGUMENT_SPEC: dict[str, Any] = {
     },
     "private_data": {"type": "str", "default": ""},
     "jwt_key_path": {"type": "str", "default": ""},
+    # the file the configless slurmd reads its options from (the OS family's)
+    "slurmd_defaults_file": {"type": "str", "default": "/etc/default/slurmd"},
     "cgroup": {"type": "raw", "default": {}},
     "gres_autodetect": {"type": "str", "default": "auto"},
     "accounting": {"type": "raw"},
@@ -130,6 +133,13 @@ class ActionModule(CollectionAction):
                 plan = plan_cluster(cluster, hosts, probes, omit_token=marker)
                 settings = container_settings(cluster["containers"], site, args["conf_dir"])
                 plan["container_problems"] = container_problems(settings, plan.get("version"))
+                units = unit_files(
+                    str(plan["settings"].get("StateSaveLocation") or ""),
+                    args["controllers"],
+                    args["configless"],
+                    args["slurmd_defaults_file"],
+                )
+                plan["unit_directories"], plan["unit_files"] = units["directories"], units["files"]
         except SlurmPlanError as exc:
             raise AnsibleActionFail(f"slurm_cluster_plan: {exc}") from None
         result.update(plan)

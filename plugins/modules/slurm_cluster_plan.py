@@ -96,6 +96,10 @@ options:
     description: The JWT key's path on the controllers; set, C(AuthAltTypes=auth/jwt) names it. Empty - no JWT.
     type: str
     default: ""
+  slurmd_defaults_file:
+    description: Where a configless slurmd reads its options (C(--conf-server)) from - the OS family's file.
+    type: str
+    default: /etc/default/slurmd
   cgroup:
     description: C(cgroup.conf) overrides.
     type: raw
@@ -328,6 +332,19 @@ oci_series:
   description: The C(oci.conf) series for the planned release, V(22.05) (up to 24.05) or V(24.11).
   returned: stage=plan
   type: str
+unit_directories:
+  description: The systemd drop-in directories the role keeps, as M(oci_gpu.cluster.slurm_files) entries with C(roles).
+  returned: stage=plan
+  type: list
+  elements: dict
+unit_files:
+  description:
+    - The systemd drop-ins and defaults the role keeps, as M(oci_gpu.cluster.slurm_files) entries with C(roles) -
+      C(slurmctld-dropin) (slurmctld waits for the file system under C(StateSaveLocation)), and with O(configless)
+      C(slurmd-dropin) and C(slurmd-defaults) (slurmd starts without C(slurm.conf) and asks the controllers).
+  returned: stage=plan
+  type: list
+  elements: dict
 container_problems:
   description:
     - What the container and GPU job map settings (O(containers), and a C(Prolog) or C(Epilog) of O(config)) would

@@ -15,6 +15,11 @@ containers, jwt_key_path) -> dict``
 ``container_settings(containers, site, conf_dir) -> dict``
     What ``container_problems`` reads: the ``containers`` settings, the site's own ``Prolog`` and
     ``Epilog`` (any case) and the role's prolog and epilog directories.
+``unit_files(state_save_location, controllers, configless, slurmd_defaults_file) -> dict``
+    The systemd drop-ins and defaults the role keeps beside the daemons' units, as slurm_files
+    ``directories`` and ``files`` (each with the roles that keep it): slurmctld waits for the file
+    system under StateSaveLocation; a configless slurmd starts without slurm.conf and asks the
+    controllers for it.
 ``container_problems(settings, version=None) -> list``
     The container and GPU job map settings Slurm ``version`` would refuse or that would lose the
     role's prolog or epilog, each naming the key and the value (public filter
@@ -136,3 +141,42 @@ def _keeps(key: str, value: str, directory: str, script: str, why: str) -> list[
         f"slurm_config.{key} = {value!r}: {why}. Add {directory}/* (and put your script in {directory}) or "
         f"{directory}/{script} to the comma-separated list"
     ]
+
+
+_MANAGED = "# Managed by Ansible (oci_gpu.cluster.slurm)\n"
+_UNIT_DIR = "/etc/systemd/system/{}.service.d"
+
+
+def unit_files(
+    state_save_location: str, controllers: list[str], configless: bool, slurmd_defaults_file: str
+) -> dict[str, list[dict[str, Any]]]:
+    directories: list[dict[str, Any]] = [{"path": _UNIT_DIR.format("slurmctld"), "roles": ["controller"]}]
+    # slurmctld started before the mount would write its state to the bare directory
+    files: list[dict[str, Any]] = [
+        {
+            "name": "slurmctld-dropin",
+            "path": _UNIT_DIR.format("slurmctld") + "/oci-gpu-state.conf",
+            "roles": ["controller"],
+            "content": f"{_MANAGED}[Unit]\nRequiresMountsFor={state_save_location}\n",
+        }
+    ]
+    if configless:
+        # Debian 12's slurmd unit refuses to start without slurm.conf: an empty assignment resets the list
+        directories.append({"path": _UNIT_DIR.format("slurmd"), "roles": ["compute"]})
+        files.append(
+            {
+                "name": "slurmd-dropin",
+                "path": _UNIT_DIR.format("slurmd") + "/oci-gpu-configless.conf",
+                "roles": ["compute"],
+                "content": f"{_MANAGED}[Unit]\nConditionPathExists=\n",
+            }
+        )
+        files.append(
+            {
+                "name": "slurmd-defaults",
+                "path": slurmd_defaults_file,
+                "roles": ["compute"],
+                "content": f'{_MANAGED}SLURMD_OPTIONS="--conf-server {",".join(controllers)}"\n',
+            }
+        )
+    return {"directories": directories, "files": files}

@@ -10,6 +10,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settin
     container_problems,
     container_settings,
     role_config,
+    unit_files,
 )
 
 OFF = {"oci_enabled": False, "pyxis_enabled": False, "job_map_dir": ""}
@@ -119,3 +120,37 @@ def test_a_site_prolog_that_drops_the_role_prolog_is_a_problem_naming_key_and_va
     ]
     kept = container_settings(pyxis, {"Prolog": "/site/a.sh,/etc/slurm/prolog.d/*"}, "/etc/slurm")
     assert container_problems(kept, "24.11") == []
+
+
+def test_slurmctld_waits_for_its_state_file_system() -> None:
+    assert unit_files("/shared/slurmctld", ["ctl1", "ctl2"], False, "/etc/default/slurmd") == {
+        "directories": [{"path": "/etc/systemd/system/slurmctld.service.d", "roles": ["controller"]}],
+        "files": [
+            {
+                "name": "slurmctld-dropin",
+                "path": "/etc/systemd/system/slurmctld.service.d/oci-gpu-state.conf",
+                "roles": ["controller"],
+                "content": "# Managed by Ansible (oci_gpu.cluster.slurm)\n[Unit]\n"
+                "RequiresMountsFor=/shared/slurmctld\n",
+            }
+        ],
+    }
+
+
+def test_a_configless_slurmd_starts_without_slurm_conf_and_asks_the_controllers() -> None:
+    out = unit_files("/var/spool/slurmctld", ["ctl1", "ctl2"], True, "/etc/sysconfig/slurmd")
+    assert out["directories"][1:] == [{"path": "/etc/systemd/system/slurmd.service.d", "roles": ["compute"]}]
+    assert out["files"][1:] == [
+        {
+            "name": "slurmd-dropin",
+            "path": "/etc/systemd/system/slurmd.service.d/oci-gpu-configless.conf",
+            "roles": ["compute"],
+            "content": "# Managed by Ansible (oci_gpu.cluster.slurm)\n[Unit]\nConditionPathExists=\n",
+        },
+        {
+            "name": "slurmd-defaults",
+            "path": "/etc/sysconfig/slurmd",
+            "roles": ["compute"],
+            "content": '# Managed by Ansible (oci_gpu.cluster.slurm)\nSLURMD_OPTIONS="--conf-server ctl1,ctl2"\n',
+        },
+    ]
