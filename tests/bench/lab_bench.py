@@ -8,7 +8,7 @@ does, and times in one run, on the same hosts:
 
 - a facts-only play (``gather_subset: [min]``, what ``playbooks/slurm.yml`` gathers);
 - the first run of ``oci_gpu.cluster.slurm``;
-- the idempotent rerun.
+- the idempotent rerun (the fastest of ``BENCH_LAB_RERUNS``, default 3; all of them are printed too).
 
 Prints one JSON line per figure and a summary line with the ratios
 (``{"bench":"lab_summary","rerun_over_facts":…,"first_over_facts":…}``), then removes the lab
@@ -107,7 +107,10 @@ def measure(label: str, gpu_nodes: int) -> dict:
             runs = [demo.playbook(inventory, str(facts_play), f"facts-{i}.log") for i in range(3)]
             facts = _line(label, "facts_only", *min(runs, key=lambda r: r[0]))
         first = _line(label, "first_converge", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-first.log"))
-        rerun = _line(label, "idempotent_rerun", *demo.playbook(inventory, "oci_gpu.cluster.slurm", "slurm-rerun.log"))
+        # The fastest of BENCH_LAB_RERUNS (3) reruns, as for facts: a single short run is noisy here.
+        reruns = [demo.playbook(inventory, "oci_gpu.cluster.slurm", f"slurm-rerun-{i}.log") for i in range(_reruns())]
+        rerun = _line(label, "idempotent_rerun", *min(reruns, key=lambda r: r[0]))
+        rerun["all_seconds"] = sorted(round(r[0], 1) for r in reruns)
     finally:
         if os.environ.get("BENCH_LAB_KEEP") != "1":
             demo.cmd_down(None)
@@ -119,6 +122,7 @@ def measure(label: str, gpu_nodes: int) -> dict:
         "facts_seconds": facts["seconds"],
         "first_seconds": first["seconds"],
         "rerun_seconds": rerun["seconds"],
+        "rerun_all_seconds": rerun["all_seconds"],
         "rerun_changed": rerun["changed"],
         "rerun_over_facts": round(rerun["seconds"] / facts["seconds"], 1),
         "first_over_facts": round(first["seconds"] / facts["seconds"], 1),
@@ -144,6 +148,10 @@ def base_collection(rev: str):
     finally:
         subprocess.run([*git, "remove", "--force", str(tree)], check=False)
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _reruns() -> int:
+    return max(1, int(os.environ.get("BENCH_LAB_RERUNS", "3")))
 
 
 def _sizes() -> list[int]:
