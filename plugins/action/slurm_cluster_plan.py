@@ -102,16 +102,7 @@ class ActionModule(CollectionAction):
         cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
         site = args["config"] if isinstance(args["config"], Mapping) else {}
         if site is args["config"]:  # else the model names the site's config that is not a mapping
-            cluster["config"] = role_config(
-                site,
-                conf_dir=args["conf_dir"],
-                configless=args["configless"],
-                state_save_location=args["state_save_location"],
-                health_check=args["health_check"],
-                private_data=args["private_data"],
-                containers=cluster["containers"],
-                jwt_key_path=args["jwt_key_path"],
-            )
+            cluster["config"] = role_config(site, {**args, "containers": cluster["containers"]})
         # No slurmdbd: null, empty or omit.
         cluster["accounting"] = args["accounting"] if isinstance(args["accounting"], Mapping) else None
         hosts = {

@@ -7,9 +7,10 @@ model's defaults, and the container checks (the plan's action computes both once
 
 Public API
 ----------
-``role_config(site, *, conf_dir, configless, state_save_location, health_check, private_data,
-containers, jwt_key_path) -> dict``
-    The slurm.conf overrides the plan gets: the role's own keys, then the site's ``slurm_config``
+``role_config(site, settings) -> dict``
+    The slurm.conf overrides the plan gets: the role's own keys from ``settings`` (``conf_dir``,
+    ``configless``, ``state_save_location``, ``health_check``, ``private_data``, ``containers``,
+    ``jwt_key_path``), then the site's ``slurm_config``
     (``site``), which wins key by key. A value of the omit placeholder in ``site`` passes through
     (the model drops the key).
 ``container_settings(containers, site, conf_dir) -> dict``
@@ -49,25 +50,20 @@ def _dirs(conf_dir: str) -> tuple[str, str]:
     return f"{base}/prolog.d", f"{base}/epilog.d"
 
 
-def role_config(
-    site: Mapping[str, Any] | None,
-    *,
-    conf_dir: str,
-    configless: bool = False,
-    state_save_location: str = "",
-    health_check: Mapping[str, Any] | None = None,
-    private_data: str = "",
-    containers: Mapping[str, Any] | None = None,
-    jwt_key_path: str = "",
-) -> dict[str, Any]:
-    """The role's slurm.conf keys, in the order the role has always merged them, then ``site``."""
-    containers = containers or {}
-    health = health_check or {}
-    prolog_dir, epilog_dir = _dirs(conf_dir)
+def role_config(site: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The role's keys from ``settings`` (the plan's options: ``conf_dir``, ``configless``,
+    ``state_save_location``, ``health_check``, ``private_data``, ``containers``, ``jwt_key_path``),
+    in the order the role has always merged them, then ``site``."""
+    containers = settings.get("containers") or {}
+    health = settings.get("health_check") or {}
+    prolog_dir, epilog_dir = _dirs(settings.get("conf_dir") or "/etc/slurm")
     job_map = bool(str(containers.get("job_map_dir") or "").strip())
     containers_on = _true(containers.get("oci_enabled")) or _true(containers.get("pyxis_enabled"))
+    state_save_location = settings.get("state_save_location") or ""
+    private_data = settings.get("private_data") or ""
+    jwt_key_path = settings.get("jwt_key_path") or ""
     out: dict[str, Any] = {}
-    if configless:
+    if settings.get("configless"):
         out["SlurmctldParameters"] = "enable_configless"
     if state_save_location:
         out["StateSaveLocation"] = state_save_location

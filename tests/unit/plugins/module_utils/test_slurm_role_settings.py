@@ -16,13 +16,18 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settin
 OFF = {"oci_enabled": False, "pyxis_enabled": False, "job_map_dir": ""}
 
 
+def _config(site: dict, **settings: object) -> dict:
+    """role_config with the plan's options as keywords."""
+    return role_config(site, settings)
+
+
 def test_no_settings_leave_the_site_keys_alone() -> None:
-    assert role_config({}, conf_dir="/etc/slurm", containers=OFF) == {}
-    assert role_config({"MaxJobCount": 5000}, conf_dir="/etc/slurm") == {"MaxJobCount": 5000}
+    assert _config({}, conf_dir="/etc/slurm", containers=OFF) == {}
+    assert _config({"MaxJobCount": 5000}, conf_dir="/etc/slurm") == {"MaxJobCount": 5000}
 
 
 def test_every_setting_gives_its_keys_in_the_role_order() -> None:
-    out = role_config(
+    out = _config(
         {"MaxJobCount": 5000},
         conf_dir="/etc/slurm/",
         configless=True,
@@ -53,7 +58,7 @@ def test_the_site_wins_key_by_key() -> None:
         "HealthCheckInterval": 60,
         "SlurmctldParameters": "enable_configless,idle_on_node_suspend",
     }
-    out = role_config(
+    out = _config(
         site,
         conf_dir="/etc/slurm",
         configless=True,
@@ -71,14 +76,14 @@ def test_the_site_wins_key_by_key() -> None:
 
 def test_an_omitted_site_key_passes_through_for_the_model_to_drop() -> None:
     omitted = object()
-    out = role_config({"Prolog": omitted}, conf_dir="/etc/slurm", containers={"oci_enabled": True})
+    out = _config({"Prolog": omitted}, conf_dir="/etc/slurm", containers={"oci_enabled": True})
     assert out == {"Prolog": omitted}
     # and the container check does not read the placeholder as a prolog of the site's
     assert container_settings({"oci_enabled": True}, {"Prolog": omitted}, "/etc/slurm")["prolog"] == ""
 
 
 def test_a_health_check_without_a_program_and_containers_off_set_nothing() -> None:
-    out = role_config(
+    out = _config(
         {},
         conf_dir="/etc/slurm",
         health_check={"program": "", "interval": 300, "node_state": "ANY"},
@@ -88,13 +93,11 @@ def test_a_health_check_without_a_program_and_containers_off_set_nothing() -> No
 
 
 def test_only_the_job_map_sets_an_epilog_and_pyxis_alone_a_prolog() -> None:
-    assert role_config({}, conf_dir="/etc/slurm", containers={"job_map_dir": "/run/gpu-jobs"}) == {
+    assert _config({}, conf_dir="/etc/slurm", containers={"job_map_dir": "/run/gpu-jobs"}) == {
         "Prolog": "/etc/slurm/prolog.d/*",
         "Epilog": "/etc/slurm/epilog.d/*",
     }
-    assert role_config({}, conf_dir="/etc/slurm", containers={"pyxis_enabled": True}) == {
-        "Prolog": "/etc/slurm/prolog.d/*"
-    }
+    assert _config({}, conf_dir="/etc/slurm", containers={"pyxis_enabled": True}) == {"Prolog": "/etc/slurm/prolog.d/*"}
 
 
 def test_container_settings_read_the_site_prolog_and_epilog_in_any_case() -> None:
