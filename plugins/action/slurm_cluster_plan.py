@@ -17,12 +17,7 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._plan import
     plan_cluster,
     preflight_cluster,
 )
-from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settings import (
-    container_problems,
-    container_settings,
-    role_config,
-    unit_files,
-)
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settings import role_config
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._action import CollectionAction
 from ansible_collections.oci_gpu.cluster.plugins.plugin_utils._omit import plain
 
@@ -96,7 +91,7 @@ class ActionModule(CollectionAction):
         args = validation.validated_parameters
         keys = ("cluster_name", "partitions", "config", "cgroup", "gres_autodetect", "nodes_removed", "removed")
         more = ("max_failed_compute", "conf_dir", "topology", "configless", "managed_header", "last_good_dir")
-        more += ("max_clock_skew", "elastic_nodesets", "power_saving", "memory_reserve_mb")
+        more += ("max_clock_skew", "elastic_nodesets", "power_saving", "memory_reserve_mb", "slurmd_defaults_file")
         cluster = {k: args[k] for k in (*keys, *more)}
         cluster["where"] = f"set for {task_vars.get('inventory_hostname', 'the control node')}"
         cluster["containers"] = args["containers"] if isinstance(args["containers"], Mapping) else {}
@@ -122,15 +117,6 @@ class ActionModule(CollectionAction):
                 if args["topology"] != "none":
                     cluster["topology_inventory"] = self._inventory_topology(task_vars, hosts["compute"])
                 plan = plan_cluster(cluster, hosts, probes, omit_token=marker)
-                settings = container_settings(cluster["containers"], site, args["conf_dir"])
-                plan["container_problems"] = container_problems(settings, plan.get("version"))
-                units = unit_files(
-                    str(plan["settings"].get("StateSaveLocation") or ""),
-                    args["controllers"],
-                    args["configless"],
-                    args["slurmd_defaults_file"],
-                )
-                plan["unit_directories"], plan["unit_files"] = units["directories"], units["files"]
         except SlurmPlanError as exc:
             raise AnsibleActionFail(f"slurm_cluster_plan: {exc}") from None
         result.update(plan)

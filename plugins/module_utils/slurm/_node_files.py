@@ -21,6 +21,12 @@ Public API
 ``pyxis_problems(settings, version, probes) -> list``
     A pyxis that is missing, or built for another Slurm release than a host runs, named per host.
 
+``enabled(settings, key)``, ``containers_on(settings)``, ``job_map_dir(settings)``, ``prolog_dir(conf_dir)``,
+``epilog_dir(conf_dir)``, ``MANAGED``
+    How these files read the settings (a setting is on as Ansible's ``bool`` reads it), where the
+    role's prologs and epilogs live, and the comment every file the role manages starts with
+    (``slurm/_role_settings`` reads them the same way).
+
 ``settings`` are the role's container settings (the plan's ``containers`` option): ``oci_enabled``,
 ``oci_state_dir``, ``pyxis_enabled``, ``pyxis_plugin``, ``pyxis_args``, ``pyxis_packages``,
 ``enroot_base_dir``, ``enroot_config`` and ``job_map_dir`` (empty: no GPU job map).
@@ -40,9 +46,20 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
     pyxis_version_problem,
 )
 
-__all__ = ["containers_prolog_path", "host_node_files", "node_files", "pyxis_problems"]
+__all__ = [
+    "MANAGED",
+    "containers_on",
+    "containers_prolog_path",
+    "enabled",
+    "epilog_dir",
+    "host_node_files",
+    "job_map_dir",
+    "node_files",
+    "prolog_dir",
+    "pyxis_problems",
+]
 
-_MANAGED = "# Managed by Ansible (oci_gpu.cluster.slurm)"
+MANAGED = "# Managed by Ansible (oci_gpu.cluster.slurm)"
 CONTAINERS_PROLOG = "oci-gpu-containers.sh"
 JOB_MAP_SCRIPT = "oci-gpu-job-map.sh"
 ENROOT_CONF = "/etc/enroot/enroot.conf"
@@ -52,7 +69,7 @@ COMPUTE = ["compute"]
 USERNS_LIMITS = {"user.max_user_namespaces": 65536, "user.max_mnt_namespaces": 65536}
 
 _CONTAINERS_PROLOG_HEAD = f"""#!/bin/sh
-{_MANAGED}: per-user directories the job user's container
+{MANAGED}: per-user directories the job user's container
 # runtimes need, made as root before the job starts (a batch job has no login session, so
 # systemd's /run/user/<uid> does not exist). A parent is 0755 root, a user's own
 # directory 0700. The enroot base may be world-writable scratch: every directory this script trusts
@@ -88,7 +105,7 @@ userdir() {{
 """
 
 _JOB_MAP_PROLOG = f"""#!/bin/sh
-{_MANAGED}: the GPU-to-job map that NVIDIA's DCGM exporter reads
+{MANAGED}: the GPU-to-job map that NVIDIA's DCGM exporter reads
 # (--hpc-job-mapping-dir) to put the Slurm job id on each GPU's series (label hpc_job). One file per GPU
 # of this node, named by its index (Slurm's SLURM_JOB_GPUS: the gres index, the device's minor number),
 # holding the ids of the jobs on it, one per line; the epilog takes the job out again.
@@ -112,7 +129,7 @@ exit 0
 """
 
 _JOB_MAP_EPILOG = f"""#!/bin/sh
-{_MANAGED}: takes the ending job out of the GPU-to-job map the prolog
+{MANAGED}: takes the ending job out of the GPU-to-job map the prolog
 # wrote for NVIDIA's DCGM exporter (every GPU's file: the epilog does not need to know which GPUs the job
 # had). Whatever goes wrong here is logged; the node is never drained for it.
 dir={{dir}}
@@ -133,20 +150,24 @@ exit 0
 """
 
 
-def _on(settings: Mapping[str, Any], key: str) -> bool:
+def enabled(settings: Mapping[str, Any], key: str) -> bool:
     return boolean(settings.get(key), strict=False)
 
 
-def _containers_on(settings: Mapping[str, Any]) -> bool:
-    return _on(settings, "oci_enabled") or _on(settings, "pyxis_enabled")
+def containers_on(settings: Mapping[str, Any]) -> bool:
+    return enabled(settings, "oci_enabled") or enabled(settings, "pyxis_enabled")
 
 
-def _job_map_dir(settings: Mapping[str, Any]) -> str:
+def job_map_dir(settings: Mapping[str, Any]) -> str:
     return str(settings.get("job_map_dir") or "").strip()
 
 
 def prolog_dir(conf_dir: str) -> str:
     return f"{conf_dir}/prolog.d"
+
+
+def epilog_dir(conf_dir: str) -> str:
+    return f"{conf_dir}/epilog.d"
 
 
 def containers_prolog_path(conf_dir: str) -> str:
@@ -157,11 +178,11 @@ def containers_prolog_path(conf_dir: str) -> str:
 def containers_prolog_text(settings: Mapping[str, Any], version: Any) -> str:
     """The root prolog: crun's per-user state directory, enroot's per-user paths."""
     lines = [_CONTAINERS_PROLOG_HEAD]
-    if _on(settings, "oci_enabled"):
+    if enabled(settings, "oci_enabled"):
         state = shlex.quote(str(settings.get("oci_state_dir") or ""))
         who = "$SLURM_JOB_USER" if oci_series(version) == "22.05" else "$SLURM_JOB_UID"
         lines.append(f'# crun\'s state (oci.conf --root)\nuserdir {state} {state}/"{who}"\n')
-    if _on(settings, "pyxis_enabled"):
+    if enabled(settings, "pyxis_enabled"):
         paths = enroot_paths(str(settings.get("enroot_base_dir") or "").strip())
         lines.append("# enroot's runtime, data and cache paths (enroot.conf), on local scratch when there is one\n")
         lines.append(f"rootdir {shlex.quote(paths['top'])}\n")
@@ -181,7 +202,7 @@ def enroot_conf_text(settings: Mapping[str, Any], conf_dir: str) -> str:
     base = str(settings.get("enroot_base_dir") or "").strip()
     paths = enroot_paths(base)
     text = (
-        f"{_MANAGED}: enroot, per user under {base}\n"
+        f"{MANAGED}: enroot, per user under {base}\n"
         f"# (the Slurm prolog {containers_prolog_path(conf_dir)} makes each job user's directories as root).\n"
     )
     text += "".join(f"{key} {paths[key]}\n" for key in ("ENROOT_RUNTIME_PATH", "ENROOT_DATA_PATH", "ENROOT_CACHE_PATH"))
@@ -195,7 +216,7 @@ def _arg(value: Any) -> str:
 def pyxis_conf_text(version: str, path: str, args: Mapping[str, Any] | None) -> str:
     own = "".join(f" {key}={_arg(value)}" for key, value in (args or {}).items())
     return (
-        f"{_MANAGED}: pyxis (srun --container-image), built for Slurm {version}.\n"
+        f"{MANAGED}: pyxis (srun --container-image), built for Slurm {version}.\n"
         f"required {path}{own}\n\n"  # the blank line the role's template ended with: no rewrite on upgrade
     )
 
@@ -210,7 +231,7 @@ def _int(value: Any) -> int:
 def userns_sysctl_text(now: Mapping[str, Any] | None) -> str:
     """The user-namespace limits rootless containers need, never lower than ``now`` (the probe's read)."""
     now = now or {}
-    text = f"{_MANAGED}: user namespaces for rootless containers (crun,\n# enroot), never lower than the node had.\n"
+    text = f"{MANAGED}: user namespaces for rootless containers (crun,\n# enroot), never lower than the node had.\n"
     return text + "".join(f"{key} = {max(wanted, _int(now.get(key)))}\n" for key, wanted in USERNS_LIMITS.items())
 
 
@@ -225,9 +246,9 @@ def _file(name: str, path: str, roles: list[str], on: bool, content: str, mode: 
 
 def node_files(settings: Mapping[str, Any], version: Any, conf_dir: str) -> dict[str, list[dict[str, Any]]]:
     """The directories and files every node of the named roles keeps the same (module doc)."""
-    containers, pyxis = _containers_on(settings), _on(settings, "pyxis_enabled")
-    job_map = _job_map_dir(settings)
-    prologs, epilogs = prolog_dir(conf_dir), f"{conf_dir}/epilog.d"
+    containers, pyxis = containers_on(settings), enabled(settings, "pyxis_enabled")
+    job_map = job_map_dir(settings)
+    prologs, epilogs = prolog_dir(conf_dir), epilog_dir(conf_dir)
     dirs: list[dict[str, Any]] = []
     if containers or job_map:
         dirs.append({"path": prologs, "owner": "root", "mode": "0755", "roles": ["compute"]})
@@ -270,10 +291,10 @@ def host_node_files(
     """pyxis.conf and the sysctl file of one host, where their features are on (module doc)."""
     probe = probe or {}
     out = []
-    if _on(settings, "pyxis_enabled"):
+    if enabled(settings, "pyxis_enabled"):
         text = pyxis_conf_text(version, _pyxis_path(settings, probe), settings.get("pyxis_args"))
         out.append(_file("plugstack.conf.d/pyxis.conf", f"{conf_dir}/plugstack.conf.d/pyxis.conf", [], True, text))
-    if _containers_on(settings):
+    if containers_on(settings):
         text = userns_sysctl_text(probe.get("userns_limits"))
         out.append(_file("sysctl containers", SYSCTL_CONF, ["compute"], True, text))
     return out
@@ -282,7 +303,7 @@ def host_node_files(
 def pyxis_problems(settings: Mapping[str, Any], version: str, probes: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The hosts whose probe read pyxis (compute and login hosts with pyxis on) and found it missing or
     built for another release than the host runs (its probe's version, else the plan's)."""
-    if not _on(settings, "pyxis_enabled"):
+    if not enabled(settings, "pyxis_enabled"):
         return []
     out = []
     for host in sorted(probes):

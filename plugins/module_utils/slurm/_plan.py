@@ -62,6 +62,11 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._node_files 
     pyxis_problems,
 )
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._nodes import merge_records, records_from_conf
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._role_settings import (
+    container_problems,
+    container_settings,
+    unit_files,
+)
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._schedule import host_inputs, writes_config
 from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._topology import (
     TOPOLOGY_FILES,
@@ -635,7 +640,8 @@ def plan_cluster(
     ``cluster``: ``cluster_name``, ``partitions``, ``config``, ``cgroup``, ``gres_autodetect``
     (``auto``/``off``/``nvml``/``nvidia``/``rsmi``), ``accounting`` (a mapping
     or ``None`` when there is no slurmdbd), ``nodes_removed``, ``max_failed_compute``,
-    ``conf_dir``.
+    ``conf_dir``, ``configless``, ``containers``, ``slurmd_defaults_file`` (the systemd files,
+    ``slurm/_role_settings.unit_files``).
 
     ``hosts``: ``controllers``, ``dbd``, ``compute``, ``login`` (the cluster's host lists),
     ``in_run`` (the hosts this run set out to manage: ``ansible_play_hosts_all``) and ``standing``
@@ -856,6 +862,12 @@ def plan_cluster(
         (h for h in compute if h in fresh and h not in removed_on_purpose), ctl_standing[0] if ctl_standing else ""
     )
     check_live_dir = _check_live_dir(host_entries.get(check_host), conf_dir)
+    units = unit_files(
+        str(settings.get("StateSaveLocation") or ""),
+        list(hosts.get("controllers") or []),
+        bool(cluster.get("configless")),
+        str(cluster.get("slurmd_defaults_file") or "/etc/default/slurmd"),
+    )
     return {
         # The configuration files of every host that has them (a configless compute node fetches
         # them from slurmctld), with their final content, and the role's files that go.
@@ -866,6 +878,13 @@ def plan_cluster(
         # per host (pyxis.conf, the sysctl file) is in hosts[...].node_files.
         "node_directories": local["directories"],
         "node_files": local["files"],
+        # The systemd drop-ins and the configless slurmd's defaults (slurm/_role_settings.unit_files).
+        "unit_directories": units["directories"],
+        "unit_files": units["files"],
+        # The container and GPU job map settings against this release; the role refuses them by name.
+        "container_problems": container_problems(
+            container_settings(containers, cluster.get("config"), conf_dir), version_text
+        ),
         # What the daemons will have applied once this run's restarts and reconfigures succeed.
         "conf_sha256": conf_sha,
         # The copies a failed restart puts back (tasks/restart.yml), by name.

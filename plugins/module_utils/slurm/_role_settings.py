@@ -3,7 +3,7 @@
 # Note that this module util is **PRIVATE** to the collection. It can have breaking changes at any time.
 # Do not use this from other collections or standalone plugins/modules!
 """The slurm role's settings as the plan takes them: the slurm.conf keys the role sets on top of the
-model's defaults, and the container checks (the plan's action computes both once per run).
+model's defaults (the plan's action), the container checks and the systemd files (``plan_cluster``).
 
 Public API
 ----------
@@ -26,7 +26,8 @@ Public API
     role's prolog or epilog, each naming the key and the value (public filter
     ``slurm_container_problems``).
 
-Pure Python, standard library only.
+Pure Python: the standard library, and ``slurm/_node_files`` for how the role's files read the
+settings (Ansible's ``bool``), where its prologs and epilogs live and their managed header.
 """
 
 from __future__ import annotations
@@ -39,15 +40,16 @@ from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._containers 
     oci_conf_problems,
     pyxis_args_problems,
 )
-
-
-def _true(value: Any) -> bool:
-    return str(value).strip().lower() in ("true", "yes", "1", "on")
-
-
-def _dirs(conf_dir: str) -> tuple[str, str]:
-    base = str(conf_dir).rstrip("/")
-    return f"{base}/prolog.d", f"{base}/epilog.d"
+from ansible_collections.oci_gpu.cluster.plugins.module_utils.slurm._node_files import (
+    CONTAINERS_PROLOG,
+    JOB_MAP_SCRIPT,
+    MANAGED,
+    containers_on,
+    enabled,
+    epilog_dir,
+    job_map_dir,
+    prolog_dir,
+)
 
 
 def role_config(site: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -56,9 +58,8 @@ def role_config(site: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> 
     in the order the role has always merged them, then ``site``."""
     containers = settings.get("containers") or {}
     health = settings.get("health_check") or {}
-    prolog_dir, epilog_dir = _dirs(settings.get("conf_dir") or "/etc/slurm")
-    job_map = bool(str(containers.get("job_map_dir") or "").strip())
-    containers_on = _true(containers.get("oci_enabled")) or _true(containers.get("pyxis_enabled"))
+    conf_dir = str(settings.get("conf_dir") or "/etc/slurm").rstrip("/")
+    job_map = bool(job_map_dir(containers))
     state_save_location = settings.get("state_save_location") or ""
     private_data = settings.get("private_data") or ""
     jwt_key_path = settings.get("jwt_key_path") or ""
@@ -73,10 +74,10 @@ def role_config(site: Mapping[str, Any] | None, settings: Mapping[str, Any]) -> 
         out["HealthCheckNodeState"] = health.get("node_state")
     if private_data:
         out["PrivateData"] = private_data
-    if containers_on or job_map:
-        out["Prolog"] = f"{prolog_dir}/*"
+    if containers_on(containers) or job_map:
+        out["Prolog"] = f"{prolog_dir(conf_dir)}/*"
     if job_map:
-        out["Epilog"] = f"{epilog_dir}/*"
+        out["Epilog"] = f"{epilog_dir(conf_dir)}/*"
     if jwt_key_path:
         out["AuthAltTypes"] = "auth/jwt"
         out["AuthAltParameters"] = f"jwt_key={jwt_key_path}"
@@ -93,20 +94,20 @@ def _site_value(site: Mapping[str, Any] | None, key: str) -> str:
 
 
 def container_settings(containers: Mapping[str, Any] | None, site: Mapping[str, Any] | None, conf_dir: str) -> dict:
-    prolog_dir, epilog_dir = _dirs(conf_dir)
+    conf_dir = str(conf_dir).rstrip("/")
     return dict(
         containers or {},
         prolog=_site_value(site, "prolog"),
-        prolog_dir=prolog_dir,
+        prolog_dir=prolog_dir(conf_dir),
         epilog=_site_value(site, "epilog"),
-        epilog_dir=epilog_dir,
+        epilog_dir=epilog_dir(conf_dir),
     )
 
 
 def container_problems(settings: Mapping[str, Any], version: Any = None) -> list[str]:
     problems: list[str] = []
-    oci = _true(settings.get("oci_enabled"))
-    pyxis = _true(settings.get("pyxis_enabled"))
+    oci = enabled(settings, "oci_enabled")
+    pyxis = enabled(settings, "pyxis_enabled")
     if oci:
         problems.extend(
             oci_conf_problems(settings.get("oci_config") or {}, version or None, settings.get("oci_state_dir", ""))
@@ -115,17 +116,17 @@ def container_problems(settings: Mapping[str, Any], version: Any = None) -> list
         problems.extend(pyxis_args_problems(settings.get("pyxis_args") or {}))
         problems.extend(enroot_conf_problems(settings.get("enroot_base_dir"), settings.get("enroot_config")))
     prolog = str(settings.get("prolog") or "").strip()
-    prolog_dir = str(settings.get("prolog_dir") or "").rstrip("/")
     if (oci or pyxis) and prolog:
         why = "the containers need the role's prolog, which makes each job user's runtime directories"
-        problems.extend(_keeps("Prolog", prolog, prolog_dir, "oci-gpu-containers.sh", why))
-    if str(settings.get("job_map_dir") or "").strip():
+        where = str(settings.get("prolog_dir") or "").rstrip("/")
+        problems.extend(_keeps("Prolog", prolog, where, CONTAINERS_PROLOG, why))
+    if job_map_dir(settings):
         why = "the GPU job map (slurm_gpu_job_map_dir) needs the role's {}; or set slurm_gpu_job_map_dir: ''"
         for key in ("Prolog", "Epilog"):
             value = str(settings.get(key.lower()) or "").strip()
             where = str(settings.get(f"{key.lower()}_dir") or "").rstrip("/")
             if value:
-                problems.extend(_keeps(key, value, where, "oci-gpu-job-map.sh", why.format(key.lower())))
+                problems.extend(_keeps(key, value, where, JOB_MAP_SCRIPT, why.format(key.lower())))
     return problems
 
 
@@ -139,7 +140,6 @@ def _keeps(key: str, value: str, directory: str, script: str, why: str) -> list[
     ]
 
 
-_MANAGED = "# Managed by Ansible (oci_gpu.cluster.slurm)\n"
 _UNIT_DIR = "/etc/systemd/system/{}.service.d"
 
 
@@ -153,7 +153,7 @@ def unit_files(
             "name": "slurmctld-dropin",
             "path": _UNIT_DIR.format("slurmctld") + "/oci-gpu-state.conf",
             "roles": ["controller"],
-            "content": f"{_MANAGED}[Unit]\nRequiresMountsFor={state_save_location}\n",
+            "content": f"{MANAGED}\n[Unit]\nRequiresMountsFor={state_save_location}\n",
         }
     ]
     if configless:
@@ -164,7 +164,7 @@ def unit_files(
                 "name": "slurmd-dropin",
                 "path": _UNIT_DIR.format("slurmd") + "/oci-gpu-configless.conf",
                 "roles": ["compute"],
-                "content": f"{_MANAGED}[Unit]\nConditionPathExists=\n",
+                "content": f"{MANAGED}\n[Unit]\nConditionPathExists=\n",
             }
         )
         files.append(
@@ -172,7 +172,7 @@ def unit_files(
                 "name": "slurmd-defaults",
                 "path": slurmd_defaults_file,
                 "roles": ["compute"],
-                "content": f'{_MANAGED}SLURMD_OPTIONS="--conf-server {",".join(controllers)}"\n',
+                "content": f'{MANAGED}\nSLURMD_OPTIONS="--conf-server {",".join(controllers)}"\n',
             }
         )
     return {"directories": directories, "files": files}
